@@ -1,0 +1,24 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig([
+  {
+    entry: { index: "src/index.ts" },
+    format: ["esm", "cjs"],
+    target: "es2022",
+    dts: { banner: '/// <reference lib="esnext.disposable" />' },
+    sourcemap: true,
+    clean: true,
+    treeshake: true,
+  },
+  {
+    // Browser build for a plain <script> tag: exposes the global `UpstashLock`.
+    // It bundles no Redis client because src/ only imports types from one.
+    entry: { index: "src/index.ts" },
+    format: ["iife"],
+    globalName: "UpstashLock",
+    target: "es2022",
+    platform: "browser",
+    minify: true,
+    sourcemap: true,
+  },
+]);
