@@ -1,0 +1,102 @@
+/** Machine-readable kinds of {@link LockError}. */
+export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR";
+
+type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
+
+/**
+ * Base class of every error the library throws on purpose (programming mistakes throw plain
+ * `TypeError`/`RangeError` instead). Use `error.code` or {@link isLockError} rather than
+ * `instanceof` when two copies of the package (ESM and CJS) may be loaded at once.
+ */
+export class LockError extends Error {
+  override name = "LockError";
+  /** What went wrong, as a stable string. */
+  readonly code: LockErrorCode;
+  /** The lock's id. */
+  readonly lockId: string;
+
+  constructor(code: LockErrorCode, lockId: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.lockId = lockId;
+    // Point the stack at the caller's line rather than at the library's internals (V8 only).
+    (Error as { captureStackTrace?: CaptureStackTrace }).captureStackTrace?.(this, new.target);
+  }
+}
+
+/** What stopped an acquisition. */
+export type AcquisitionFailureReason =
+  /** Another holder kept the lock through every attempt. */
+  | "held"
+  /** The last attempt failed to reach Redis; `cause` holds a {@link LockRedisError}. */
+  | "redis-error";
+
+/**
+ * Thrown by `acquireOrThrow()` when the lock could not be acquired. Carries no token.
+ */
+export class LockAcquisitionError extends LockError {
+  override name = "LockAcquisitionError";
+  /** How many times the lock was tried. */
+  readonly attempts: number;
+  /** Time spent trying, in milliseconds (monotonic clock). */
+  readonly elapsedMs: number;
+  /** Why the acquisition failed. */
+  readonly reason: AcquisitionFailureReason;
+
+  constructor(
+    lockId: string,
+    details: { attempts: number; elapsedMs: number; reason: AcquisitionFailureReason },
+    options?: { cause?: unknown },
+  ) {
+    const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
+    const why = details.reason === "held" ? "it is held by another owner" : "Redis could not be reached";
+    super(
+      "LOCK_NOT_ACQUIRED",
+      lockId,
+      `Could not acquire lock ${JSON.stringify(lockId)} after ${tries} in ${Math.round(details.elapsedMs)} ms: ${why}`,
+      options,
+    );
+    this.attempts = details.attempts;
+    this.elapsedMs = details.elapsedMs;
+    this.reason = details.reason;
+  }
+}
+
+/** The lock operation that was running when a Redis request failed. */
+export type LockOperation = "acquire" | "release" | "extend" | "status" | "debounce";
+
+/**
+ * A Redis request failed: the network, the server, or an error reply (for example WRONGTYPE when
+ * the key holds something that is not a lock). The client's original error is in `cause`.
+ */
+export class LockRedisError extends LockError {
+  override name = "LockRedisError";
+  /** The operation that sent the failing request. */
+  readonly operation: LockOperation;
+
+  constructor(lockId: string, operation: LockOperation, cause: unknown, secret?: string) {
+    super(
+      "LOCK_REDIS_ERROR",
+      lockId,
+      `Redis request for ${operation} of lock ${JSON.stringify(lockId)} failed: ${redactedMessage(cause, secret)}`,
+      { cause },
+    );
+    this.operation = operation;
+  }
+}
+
+// Client errors quote the whole command ("command was: [...]"), which includes the token.
+function redactedMessage(cause: unknown, secret: string | undefined): string {
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return secret ? text.split(secret).join("<token>") : text;
+}
+
+/** True for any error this library throws on purpose, from any copy of the package. */
+export function isLockError(error: unknown): error is LockError {
+  return (
+    error instanceof LockError ||
+    (error instanceof Error &&
+      typeof (error as { code?: unknown }).code === "string" &&
+      error.name.startsWith("Lock"))
+  );
+}

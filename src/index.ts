@@ -1,0 +1,22 @@
+import "./dispose-symbol";
+
+export type { EvalClient, ScriptArgument } from "./client/redis-client";
+export { Debounce } from "./debounce";
+export {
+  type AcquisitionFailureReason,
+  isLockError,
+  LockAcquisitionError,
+  LockError,
+  type LockErrorCode,
+  type LockOperation,
+  LockRedisError,
+} from "./errors";
+export { Lock } from "./lock";
+export type {
+  DebounceConfig,
+  LockAcquireConfig,
+  LockConfig,
+  LockCreateConfig,
+  LockStatus,
+  RetryConfig,
+} from "./types";

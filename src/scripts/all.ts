@@ -1,0 +1,15 @@
+import { takeIfFreeOrOwned } from "./acquire";
+import { countCall, isLatestCall } from "./debounce";
+import { addLeaseIfOwned } from "./extend";
+import { deleteIfOwned } from "./release";
+import { checkOwner } from "./status";
+
+/** Every script the library sends, for the test that checks their SHA-1 literals. */
+export const allScripts = [
+  takeIfFreeOrOwned,
+  deleteIfOwned,
+  addLeaseIfOwned,
+  checkOwner,
+  countCall,
+  isLatestCall,
+];
