@@ -1,5 +1,3 @@
-import "./dispose-symbol";
-
 export type { EvalClient, ScriptArgument } from "./client/redis-client";
 export { Debounce } from "./debounce";
 export {

@@ -1,7 +1,7 @@
-import "./dispose-symbol";
 import type { ScriptArgument } from "./client/redis-client";
 import { replyInteger, replyIntegers } from "./client/reply";
 import { type ScriptRunner, scriptRunnerFor } from "./client/script-runner";
+import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { LockAcquisitionError, type LockOperation, LockRedisError } from "./errors";
 import { RECEIPT_LIFETIME_MS, receiptKey } from "./keys";
 import { type AcquirePlan, type ResolvedRetry, resolveAcquirePlan, resolveLockOptions } from "./options";
@@ -14,6 +14,8 @@ import { sleep } from "./sleep";
 import { newToken } from "./token";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { assertPositiveInteger } from "./validate";
+
+ensureAsyncDisposeSymbol();
 
 /** How one acquisition ended. */
 interface AcquireOutcome {
