@@ -1,0 +1,164 @@
+import { describe, expect, it } from "vitest";
+import { Lock, LockAcquisitionError } from "../../src/index";
+import { newRedis, uniqueId } from "../support/redis";
+
+const redis = newRedis();
+// Reads what the key really holds, without the client's JSON parsing of replies.
+const rawRedis = newRedis({ automaticDeserialization: false });
+
+describe("acquire and release", () => {
+  it("holds the key with a UUID token, excludes others, and releases only once", async () => {
+    const id = uniqueId("basic");
+    const lock = new Lock({ id, redis });
+    const rival = new Lock({ id, redis, retry: { attempts: 1 } });
+
+    expect(await lock.getStatus()).toBe("FREE");
+    expect(await lock.acquire()).toBe(true);
+    expect(await rawRedis.get(id)).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await rival.acquire()).toBe(false);
+    expect(await rival.getStatus()).toBe("FREE");
+    expect(await rival.release()).toBe(false);
+
+    expect(await lock.release()).toBe(true);
+    expect(await redis.exists(id)).toBe(0);
+    expect(await lock.getStatus()).toBe("FREE");
+    expect(await lock.release()).toBe(false);
+    expect(await rival.acquire()).toBe(true);
+    expect(await rival.release()).toBe(true);
+  });
+
+  it("exposes the id", () => {
+    expect(new Lock({ id: "the-id", redis }).id).toBe("the-id");
+  });
+
+  it("uses the default lease of 10 s, and a per-call lease for that call only", async () => {
+    const id = uniqueId("lease-override");
+    const lock = new Lock({ id, redis });
+    expect(await lock.acquire({ lease: 60_000 })).toBe(true);
+    expect(await redis.pttl(id)).toBeGreaterThan(30_000);
+    await lock.release();
+
+    expect(await lock.acquire()).toBe(true);
+    const pttl = await redis.pttl(id);
+    expect(pttl).toBeGreaterThan(5_000);
+    expect(pttl).toBeLessThanOrEqual(10_000);
+    await lock.release();
+  });
+
+  it("keeps the token it holds when a later acquire fails", async () => {
+    const id = uniqueId("keep-token");
+    const lock = new Lock({ id, redis, retry: { attempts: 1 } });
+    expect(await lock.acquire()).toBe(true);
+    // A fresh token cannot take a key this instance already holds under its first token.
+    expect(await lock.acquire()).toBe(false);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.extend(1_000)).toBe(true);
+    expect(await lock.release()).toBe(true);
+  });
+
+  it("acquireOrThrow resolves with the lock itself", async () => {
+    const id = uniqueId("or-throw");
+    const lock = new Lock({ id, redis });
+    await expect(lock.acquireOrThrow()).resolves.toBe(lock);
+    expect(await lock.release()).toBe(true);
+  });
+
+  it("acquireOrThrow fails with LockAcquisitionError carrying id, attempts and time, never the token", async () => {
+    const id = uniqueId("or-throw-fail");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const secret = `secret-${crypto.randomUUID()}`;
+    const loser = new Lock({ id, redis, retry: { attempts: 2, delay: 20 } });
+
+    const error = await loser.acquireOrThrow({ uuid: secret }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    const failure = error as LockAcquisitionError;
+    expect(failure.name).toBe("LockAcquisitionError");
+    expect(failure.code).toBe("LOCK_NOT_ACQUIRED");
+    expect(failure.lockId).toBe(id);
+    expect(failure.attempts).toBe(2);
+    expect(failure.reason).toBe("held");
+    expect(failure.elapsedMs).toBeGreaterThan(0);
+    expect(failure.message).toContain(id);
+    const everything = `${failure.message} ${failure.stack} ${JSON.stringify(failure)}`;
+    expect(everything).not.toContain(secret);
+    await holder.release();
+  });
+});
+
+describe("tokens are compared in Lua, so JSON-looking tokens work", () => {
+  // @upstash/redis JSON-parses replies: "123" would come back as the number 123.
+  it.each(["123", "true", "null", '"quoted"', '{"a":1}', "-5"])("seeded uuid %s", async (uuid) => {
+    const id = uniqueId("json-token");
+    const lock = new Lock({ id, redis });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    expect(await rawRedis.get(id)).toBe(uuid);
+    // Re-sending the same token, as a client retry would, still counts as acquired.
+    expect(await lock.acquire({ uuid })).toBe(true);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.extend(1_000)).toBe(true);
+
+    const seeded = new Lock({ id, redis, uuid });
+    expect(await seeded.getStatus()).toBe("ACQUIRED");
+    expect(await seeded.extend(1_000)).toBe(true);
+    expect(await seeded.release()).toBe(true);
+    expect(await lock.getStatus()).toBe("FREE");
+    expect(await redis.exists(id)).toBe(0);
+  });
+});
+
+describe("seeded uuid", () => {
+  it("acts on a lock acquired by another instance without acquiring", async () => {
+    const id = uniqueId("seeded");
+    const uuid = crypto.randomUUID();
+    const owner = new Lock({ id, redis });
+    await owner.acquire({ uuid, lease: 5_000 });
+
+    const finalizer = new Lock({ id, redis, uuid });
+    expect(await finalizer.getStatus()).toBe("ACQUIRED");
+    expect(await finalizer.extend(5_000)).toBe(true);
+    expect(await redis.pttl(id)).toBeGreaterThan(6_000);
+    expect(await finalizer.release()).toBe(true);
+    expect(await owner.getStatus()).toBe("FREE");
+  });
+
+  it("a stale finalizer cannot release a lock that moved on", async () => {
+    const id = uniqueId("stale");
+    const stale = new Lock({ id, redis, uuid: crypto.randomUUID() });
+    const current = new Lock({ id, redis });
+    await current.acquire();
+    expect(await stale.release()).toBe(false);
+    expect(await stale.extend(1_000)).toBe(false);
+    expect(await stale.getStatus()).toBe("FREE");
+    expect(await current.getStatus()).toBe("ACQUIRED");
+    await current.release();
+  });
+});
+
+describe("contention within one process", () => {
+  it("20 instances acquiring one id at once: exactly one wins", async () => {
+    const id = uniqueId("twenty");
+    const locks = Array.from({ length: 20 }, () => new Lock({ id, redis, retry: { attempts: 1 } }));
+    const results = await Promise.all(locks.map((lock) => lock.acquire()));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const statuses = await Promise.all(locks.map((lock) => lock.getStatus()));
+    expect(statuses.filter((status) => status === "ACQUIRED")).toHaveLength(1);
+    await locks[results.indexOf(true)]?.release();
+  });
+});
+
+describe("Redis errors", () => {
+  it("a key of another type surfaces as LockRedisError, not as contention", async () => {
+    const id = uniqueId("wrongtype");
+    await redis.hset(id, { field: "value" });
+    const lock = new Lock({ id, redis, retry: { attempts: 1 } });
+    const error = await lock.acquire().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: "LockRedisError", code: "LOCK_REDIS_ERROR", operation: "acquire" });
+    expect(String((error as Error).message)).toMatch(/WRONGTYPE/);
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    await redis.del(id);
+  });
+});

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newRedis } from "../support/redis";
+import { allTypeScriptBlocks, exampleRegion, readmeBlocks } from "./readme-blocks";
+
+// The README's examples are regions of files in examples/, which this file runs against the
+// suite's server through Redis.fromEnv(), exactly as a reader would.
+const redis = newRedis();
+const savedEnv = { url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN };
+
+beforeAll(() => {
+  process.env.UPSTASH_REDIS_REST_URL = inject("upstashUrl");
+  process.env.UPSTASH_REDIS_REST_TOKEN = inject("upstashToken");
+});
+
+afterAll(() => {
+  for (const [name, value] of [
+    ["UPSTASH_REDIS_REST_URL", savedEnv.url],
+    ["UPSTASH_REDIS_REST_TOKEN", savedEnv.token],
+  ] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe("README code blocks", () => {
+  it("every TypeScript block is a tagged region of an example file", () => {
+    const tagged = readmeBlocks();
+    expect(tagged.length).toBeGreaterThanOrEqual(5);
+    // Untagged blocks would be code no test runs; the API reference uses `text` blocks instead.
+    expect(allTypeScriptBlocks()).toHaveLength(tagged.length);
+  });
+
+  it.each(readmeBlocks().map((block) => [`${block.file}#${block.region}`, block] as const))(
+    "%s matches its example file",
+    (_label, block) => {
+      expect(block.code).toBe(exampleRegion(block.file, block.region));
+    },
+  );
+});
+
+describe("README examples run", () => {
+  it("quick start: acquires, runs the critical section under the lock, releases", async () => {
+    const example = await import("../../examples/quick-start");
+    const seen: number[] = [];
+    example.work.criticalSection = async () => {
+      seen.push(await redis.exists("unique-lock-id"));
+    };
+    expect(await example.handleOperation()).toBe(true);
+    expect(seen).toEqual([1]);
+    expect(await redis.exists("unique-lock-id")).toBe(0);
+  });
+
+  it("await using: releases after success and after a throw, and reports a busy lock", async () => {
+    const example = await import("../../examples/await-using");
+    const seen: number[] = [];
+    example.work.criticalSection = async (id) => {
+      seen.push(await redis.exists(id));
+    };
+    expect(await example.handleOperation()).toBe("done");
+    expect(await example.handleOperationWithBoolean()).toBe(true);
+    expect(seen).toEqual([1, 1]);
+    expect(await redis.exists("unique-lock-id")).toBe(0);
+
+    const failure = new Error("work failed");
+    example.work.criticalSection = async () => {
+      throw failure;
+    };
+    await expect(example.handleOperation()).rejects.toBe(failure);
+    await expect(example.handleOperationWithBoolean()).rejects.toBe(failure);
+    expect(await redis.exists("unique-lock-id")).toBe(0);
+
+    await redis.set("unique-lock-id", "someone-else", { px: 5_000 });
+    expect(await example.handleOperation()).toBe("busy");
+    expect(await example.handleOperationWithBoolean()).toBe(false);
+    await redis.del("unique-lock-id");
+  });
+
+  it("hand-off: a second Lock seeded with the uuid extends and releases", async () => {
+    const example = await import("../../examples/handoff");
+    const messages: { uuid: string }[] = [];
+    example.queue.enqueue = async (message) => {
+      messages.push(message);
+    };
+    const uuid = await example.startJob();
+    expect(uuid).toBeDefined();
+    expect(messages).toEqual([{ uuid }]);
+    expect(await example.startJob()).toBeUndefined();
+    expect(await example.finishJob(uuid as string)).toBe(true);
+    expect(await redis.exists("job-lock")).toBe(0);
+    expect(await example.finishJob(uuid as string)).toBe(false);
+  });
+
+  it("debounce: a burst of calls rebuilds once", async () => {
+    const example = await import("../../examples/debounce");
+    const reasons: string[] = [];
+    example.work.rebuild = async (reason) => {
+      reasons.push(reason);
+    };
+    const ran = await Promise.all(["a", "b", "c"].map((doc) => example.onDocumentEdited(doc)));
+    expect(ran.filter(Boolean)).toHaveLength(1);
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatch(/^edited [abc]$/);
+  });
+});
