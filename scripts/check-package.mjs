@@ -11,7 +11,12 @@ import { gzipSync } from "node:zlib";
 const root = resolve(import.meta.dirname, "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const run = (command, args, options = {}) =>
-  execFileSync(command, args, { cwd: root, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", ...options });
+  execFileSync(command, args, {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    ...options,
+  });
 const step = (text) => process.stdout.write(`\n== ${text}\n`);
 
 const work = mkdtempSync(join(tmpdir(), "lock-package-"));
@@ -23,7 +28,8 @@ try {
   process.stdout.write(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked\n`);
   process.stdout.write(`${files.join("\n")}\n`);
   const unexpected = files.filter((file) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(file));
-  if (unexpected.length > 0) throw new Error(`Tarball holds files users do not need: ${unexpected.join(", ")}`);
+  if (unexpected.length > 0)
+    throw new Error(`Tarball holds files users do not need: ${unexpected.join(", ")}`);
 
   step("attw (are the types wrong?)");
   process.stdout.write(run(bin("attw"), [tarball, "--format", "table-flipped"]));
@@ -42,6 +48,17 @@ try {
     if (typeof sandbox.exported?.[name] !== "function") throw new Error(`UpstashLock.${name} is missing`);
   }
   process.stdout.write("global UpstashLock exposes Lock, Debounce and the error classes\n");
+  // A fresh realm has no Symbol.asyncDispose (Node adds it outside V8): the build must install
+  // the registered fallback so `await using` works, and must not throw where Symbol is frozen.
+  const realm = { crypto: globalThis.crypto, TextEncoder };
+  runInNewContext(
+    `${iife}\nthis.disposable = typeof UpstashLock.Lock.prototype[Symbol.asyncDispose] === "function" && Symbol.asyncDispose === Symbol.for("Symbol.asyncDispose");`,
+    realm,
+  );
+  if (realm.disposable !== true)
+    throw new Error("the IIFE does not install Symbol.asyncDispose in a realm that lacks it");
+  runInNewContext(`Object.freeze(Symbol);\n${iife}`, { crypto: globalThis.crypto });
+  process.stdout.write("installs Symbol.asyncDispose where missing; loads where Symbol is frozen\n");
 
   step("no Node built-ins in dist");
   for (const file of ["dist/index.js", "dist/index.cjs"]) {
@@ -66,7 +83,7 @@ try {
       'const options: LockCreateConfig = { id: "x", redis, lease: 1000, retry: { attempts: 1, delay: 5 } };',
       "const lock = new Lock(options);",
       "export async function check(): Promise<LockStatus> {",
-      "  try { await lock.acquireOrThrow(); } catch (e) { if (e instanceof LockAcquisitionError) return \"FREE\"; }",
+      '  try { await lock.acquireOrThrow(); } catch (e) { if (e instanceof LockAcquisitionError) return "FREE"; }',
       "  return lock.getStatus();",
       "}",
       "",
@@ -76,8 +93,19 @@ try {
     ["nodenext", "nodenext"],
     ["esnext", "bundler"],
   ]) {
-    const compilerOptions = { strict: true, noEmit: true, lib: ["es2022"], types: [], target: "es2022", module, moduleResolution };
-    writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      lib: ["es2022"],
+      types: [],
+      target: "es2022",
+      module,
+      moduleResolution,
+    };
+    writeFileSync(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: ["consumer.ts"] }),
+    );
     try {
       run(bin("tsc"), ["-p", "tsconfig.json"], { cwd: consumer });
     } catch (error) {
@@ -89,7 +117,9 @@ try {
   step("sizes");
   for (const file of ["dist/index.js", "dist/index.cjs", "dist/index.global.js"]) {
     const bytes = readFileSync(join(root, file));
-    process.stdout.write(`${file}: ${statSync(join(root, file)).size} bytes, ${gzipSync(bytes).length} gzipped\n`);
+    process.stdout.write(
+      `${file}: ${statSync(join(root, file)).size} bytes, ${gzipSync(bytes).length} gzipped\n`,
+    );
   }
   process.stdout.write("\npackage checks passed\n");
 } finally {

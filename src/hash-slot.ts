@@ -3,7 +3,13 @@
 // the whole key. Keys that a single script touches must share a slot.
 
 const SLOT_COUNT = 16_384;
-const encoder = new TextEncoder();
+let encoder: TextEncoder | undefined;
+
+// Created on first use, so importing the package never depends on TextEncoder being present.
+function utf8(text: string): Uint8Array {
+  encoder ??= new TextEncoder();
+  return encoder.encode(text);
+}
 
 let crcTable: Uint16Array | undefined;
 
@@ -41,7 +47,7 @@ export function hashTag(key: string): string | undefined {
 
 /** The cluster slot (0 to 16383) that `key` belongs to. */
 export function hashSlot(key: string): number {
-  return crc16(encoder.encode(hashTag(key) ?? key)) % SLOT_COUNT;
+  return crc16(utf8(hashTag(key) ?? key)) % SLOT_COUNT;
 }
 
 const tagsBySlot = new Map<number, string>();
@@ -52,7 +58,7 @@ function tagForSlot(slot: number): string {
   if (cached !== undefined) return cached;
   for (let n = 0; ; n++) {
     const candidate = n.toString(36);
-    if (crc16(encoder.encode(candidate)) % SLOT_COUNT === slot) {
+    if (crc16(utf8(candidate)) % SLOT_COUNT === slot) {
       tagsBySlot.set(slot, candidate);
       return candidate;
     }
