@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { newRedis } from "../support/redis";
 import { allTypeScriptBlocks, exampleRegion, readmeBlocks } from "./readme-blocks";
 
@@ -88,6 +89,24 @@ describe("README examples run", () => {
     expect(await example.finishJob(uuid as string)).toBe(true);
     expect(await redis.exists("job-lock")).toBe(0);
     expect(await example.finishJob(uuid as string)).toBe(false);
+  });
+
+  it("hand-off across processes: startJob here, finishJob in a second Node process", async () => {
+    const { startJob } = await import("../../examples/handoff");
+    const uuid = await startJob();
+    expect(uuid).toEqual(expect.any(String));
+    expect(await redis.exists("job-lock")).toBe(1);
+
+    const worker = new URL("./handoff-finish.ts", import.meta.url);
+    const environment = {
+      UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
+      UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
+      LOCK_UUID: uuid as string,
+    };
+    expect(lastJsonLine((await runTypeScript(worker, environment)).stdout)).toEqual({ released: true });
+    expect(await redis.exists("job-lock")).toBe(0);
+    // A stale worker holding the same uuid finds the lock gone and says so.
+    expect(lastJsonLine((await runTypeScript(worker, environment)).stdout)).toEqual({ released: false });
   });
 
   it("debounce: a burst of calls rebuilds once", async () => {
