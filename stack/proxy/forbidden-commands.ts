@@ -1,0 +1,79 @@
+import type { Command } from "../resp/command";
+import { HttpError } from "./http-error";
+
+/**
+ * Commands that would change the state of a shared connection, take it over, or block it. Upstash rejects
+ * them too (its REST API supports only PING and ECHO from the connection group).
+ */
+const CONNECTION_STATE = [
+  "multi",
+  "exec",
+  "discard",
+  "watch",
+  "unwatch",
+  "select",
+  "auth",
+  "hello",
+  "quit",
+  "reset",
+  "client",
+  "readonly",
+  "readwrite",
+  "asking",
+  "monitor",
+  "subscribe",
+  "psubscribe",
+  "ssubscribe",
+  "unsubscribe",
+  "punsubscribe",
+  "sunsubscribe",
+  "sync",
+  "psync",
+  "replconf",
+];
+
+const BLOCKING = [
+  "blpop",
+  "brpop",
+  "brpoplpush",
+  "blmove",
+  "blmpop",
+  "bzpopmin",
+  "bzpopmax",
+  "bzmpop",
+  "wait",
+  "waitaof",
+];
+
+const FORBIDDEN: ReadonlySet<string> = new Set([...CONNECTION_STATE, ...BLOCKING]);
+
+/** Stream reads block only with a BLOCK option, which comes before the STREAMS keyword. */
+const BLOCKING_WITH_OPTION: ReadonlySet<string> = new Set(["xread", "xreadgroup"]);
+
+/**
+ * Rejects blocking and connection-state commands before anything is sent to Redis.
+ *
+ * @throws HttpError 400 `ERR ...` naming the command.
+ */
+export function assertCommandAllowed(command: Command): void {
+  const name = String(command[0] ?? "").toLowerCase();
+  if (FORBIDDEN.has(name) || (BLOCKING_WITH_OPTION.has(name) && hasBlockOption(command))) {
+    throw new HttpError(
+      400,
+      `ERR command '${name}' is not supported by the REST API: blocking and connection-state commands are rejected`,
+    );
+  }
+}
+
+function hasBlockOption(command: Command): boolean {
+  for (const arg of command.slice(1)) {
+    const word = String(arg).toLowerCase();
+    if (word === "streams") {
+      return false;
+    }
+    if (word === "block") {
+      return true;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,84 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { RespConnectionError } from "../resp/errors";
+import { createTokenVerifier } from "./auth";
+import type { DedicatedPool } from "./dedicated-pool";
+import { HttpError } from "./http-error";
+import { errorResponse, type JsonResponse, writeJsonResponse } from "./json-response";
+import { parseJsonBody, readBody } from "./request-body";
+import { requestedEncoding } from "./response-encoding";
+import { findRoute } from "./routes";
+import type { SharedPool } from "./shared-pool";
+import type { ProxyStats } from "./stats";
+import { createSyncTokenSource } from "./sync-token";
+
+/** Upstash accepts these methods; the client only sends POST. */
+const ALLOWED_METHODS: ReadonlySet<string> = new Set(["HEAD", "GET", "POST", "PUT"]);
+
+/** What the request handler needs from the server. */
+export interface RequestHandlerDeps {
+  readonly token: string;
+  readonly maxBodyBytes: number;
+  readonly shared: SharedPool;
+  readonly dedicated: DedicatedPool;
+  readonly stats: ProxyStats;
+}
+
+/**
+ * Builds the `node:http` request listener. Checks run cheapest first (method, route, token) so a rejected
+ * request's body is never read; every outcome, failures included, is a JSON response.
+ */
+export function createRequestHandler(
+  deps: RequestHandlerDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const verifyToken = createTokenVerifier(deps.token);
+  const nextSyncToken = createSyncTokenSource();
+
+  async function answer(req: IncomingMessage): Promise<JsonResponse> {
+    if (!ALLOWED_METHODS.has(req.method ?? "")) {
+      throw new HttpError(405, `ERR method ${req.method} not allowed`, {
+        Allow: [...ALLOWED_METHODS].join(", "),
+      });
+    }
+    // Prefixing the origin keeps a target like "//pipeline" a path instead of a protocol-relative URL.
+    const url = new URL(`http://proxy.invalid${req.url ?? "/"}`);
+    const route = findRoute(url.pathname);
+    if (route === undefined) {
+      throw new HttpError(404, `ERR endpoint not found: ${url.pathname}`);
+    }
+    if (!verifyToken(req, url)) {
+      throw new HttpError(401, "Unauthorized");
+    }
+    const body = await readBody(req, deps.maxBodyBytes, (bytes) => {
+      deps.stats.requestBytes += bytes;
+    });
+    return route({
+      body: parseJsonBody(body),
+      encoding: requestedEncoding(req),
+      shared: deps.shared,
+      dedicated: deps.dedicated,
+      stats: deps.stats,
+    });
+  }
+
+  return (req, res) => {
+    deps.stats.requests += 1;
+    answer(req).then(
+      (response) => writeJsonResponse(res, response, nextSyncToken()),
+      (error: unknown) => writeJsonResponse(res, failureResponse(error), nextSyncToken()),
+    );
+  };
+}
+
+/** Maps a thrown error to its response; never an empty body. */
+function failureResponse(error: unknown): JsonResponse {
+  if (error instanceof HttpError) {
+    return errorResponse(error.status, error.message, error.headers);
+  }
+  if (error instanceof RespConnectionError) {
+    return errorResponse(500, `ERR Redis is unreachable: ${error.message}`);
+  }
+  return errorResponse(
+    500,
+    `ERR internal proxy error: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}

@@ -1,0 +1,27 @@
+import { handleMultiExec } from "./handlers/multi-exec";
+import { handlePipeline } from "./handlers/pipeline";
+import { handleSingle } from "./handlers/single";
+import type { JsonResponse } from "./json-response";
+import type { RouteContext } from "./route-context";
+
+/** Handles one request whose body has been read and parsed, and answers with JSON. */
+export type RouteHandler = (context: RouteContext) => Promise<JsonResponse>;
+
+/**
+ * The command routes, by exact path. `""` (a base URL without path) arrives as `/`.
+ *
+ * Streaming routes such as `POST /subscribe/<channel>` (SSE) are a different kind: matched by prefix, given
+ * the raw response and a dedicated connection in pub/sub mode, and never a JSON body. They belong next to this
+ * table as a second lookup in the request handler, not in it.
+ */
+const ROUTES: ReadonlyMap<string, RouteHandler> = new Map([
+  ["/", handleSingle],
+  ["/pipeline", handlePipeline],
+  ["/multi-exec", handleMultiExec],
+]);
+
+/** The handler for a path (one trailing slash tolerated), or undefined for a 404. */
+export function findRoute(pathname: string): RouteHandler | undefined {
+  const normalized = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
+  return ROUTES.get(normalized);
+}

@@ -1,0 +1,156 @@
+import { createServer, type Server, STATUS_CODES } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { connectionOptionsFromUrl } from "../resp/redis-url";
+import { generateToken } from "./auth";
+import { DedicatedPool } from "./dedicated-pool";
+import { createRequestHandler } from "./request-handler";
+import { SharedPool } from "./shared-pool";
+import { createStats, type ProxyStats } from "./stats";
+
+/** Options of {@link startProxy}. */
+export interface ProxyOptions {
+  /** The Redis to front, e.g. `redis://127.0.0.1:7001` (user, password and db number are honoured). */
+  readonly redisUrl: string;
+  /**
+   * Interface to listen on.
+   * @default "127.0.0.1"
+   */
+  readonly host?: string;
+  /**
+   * Port to listen on; 0 picks a free one.
+   * @default 0
+   */
+  readonly port?: number;
+  /**
+   * Bearer token clients must present.
+   * @default a random 32-character base64url token
+   */
+  readonly token?: string;
+  /**
+   * Largest accepted request body, in bytes; larger ones get 413 `ERR max request size exceeded`.
+   * @default 1048576 (1 MiB, the Upstash free-tier limit)
+   */
+  readonly maxBodyBytes?: number;
+  /**
+   * Shared connections used by `/` and `/pipeline`.
+   * @default 4
+   */
+  readonly poolSize?: number;
+  /**
+   * Time allowed to connect to Redis, in milliseconds.
+   * @default 5000
+   */
+  readonly connectTimeoutMs?: number;
+}
+
+/** A running proxy. */
+export interface ProxyHandle {
+  /** Base URL for `UPSTASH_REDIS_REST_URL`, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Token for `UPSTASH_REDIS_REST_TOKEN`. */
+  readonly token: string;
+  /** Live counters (requests, request bytes, commands), updated in place. */
+  readonly stats: Readonly<ProxyStats>;
+  /** Stops listening, lets in-flight requests finish briefly, then closes every socket. */
+  close(): Promise<void>;
+}
+
+/** How long `close()` waits for in-flight requests before cutting their sockets. */
+const CLOSE_GRACE_MS = 1000;
+/** Transactions are short; a few warm connections cover bursts without reconnect cost. */
+const MAX_IDLE_TRANSACTION_CONNECTIONS = 8;
+
+/**
+ * Starts an HTTP server that speaks the Upstash REST protocol (`/`, `/pipeline`, `/multi-exec`) in front of a
+ * redis-server. Connections to Redis open lazily, so the proxy starts even when Redis is down and answers 500
+ * until it is back.
+ *
+ * @throws RangeError for a non-positive `maxBodyBytes` or `poolSize`.
+ * @throws TypeError for an empty `token` or a `redisUrl` that is not `redis://`.
+ */
+export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
+  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes ?? 1024 * 1024);
+  const poolSize = positiveInteger("poolSize", options.poolSize ?? 4);
+  const token = options.token ?? generateToken();
+  if (token === "") {
+    throw new TypeError("Expected `token` to be a non-empty string");
+  }
+  const redis = {
+    ...connectionOptionsFromUrl(options.redisUrl),
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+  };
+  const shared = new SharedPool(redis, poolSize);
+  const dedicated = new DedicatedPool(redis, MAX_IDLE_TRANSACTION_CONNECTIONS);
+  const stats = createStats();
+  const server = createServer(createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats }));
+  server.on("clientError", answerClientError);
+  const host = options.host ?? "127.0.0.1";
+  try {
+    await listen(server, options.port ?? 0, host);
+  } catch (error) {
+    shared.close();
+    dedicated.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${urlHost(host)}:${port}`,
+    host,
+    port,
+    token,
+    stats,
+    async close() {
+      await closeServer(server);
+      shared.close();
+      dedicated.close();
+    },
+  };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`Expected \`${name}\` to be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** A wildcard listen address is reached through loopback; IPv6 literals need brackets in a URL. */
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") {
+    return "127.0.0.1";
+  }
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+  await closed;
+  clearTimeout(grace);
+}
+
+/** Node's default answer to a malformed request has no body; every response here is JSON. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  const body = JSON.stringify({ error: `ERR malformed HTTP request: ${error.message}` });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

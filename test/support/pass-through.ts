@@ -1,0 +1,243 @@
+import {
+  Agent,
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A fault-injecting HTTP pass-through for tests: put it between a client and the proxy, then make replies
+ * vanish, slow down, or fail on demand.
+ *
+ * Each request takes its fault when it arrives, in this order of precedence: refuse, 5xx, then (after any
+ * latency) forward, dropping the reply if a drop is pending.
+ */
+
+/** Options of {@link startPassThrough}. */
+export interface PassThroughOptions {
+  /** Base URL requests are forwarded to, e.g. the proxy's `http://127.0.0.1:PORT`. */
+  readonly target: string;
+}
+
+/** What reached the pass-through. Every request is counted, including refused and failed ones. */
+export interface PassThroughStats {
+  requests: number;
+  /** Request body bytes received. */
+  requestBytes: number;
+  /** Requests per path, e.g. `{ "/pipeline": 3 }`. */
+  byPath: Record<string, number>;
+}
+
+/** Faults, settable at run time. Counts apply to the next requests to arrive. */
+export interface PassThroughFaults {
+  /**
+   * Forward the next `count` requests and let them complete on the server, then destroy the client's socket
+   * instead of answering: `fetch` throws, and a retrying client re-runs a command that already ran.
+   */
+  dropReplies(count: number): void;
+  /** Wait `ms` before forwarding every request (0 turns it off). */
+  latency(ms: number): void;
+  /** Destroy the sockets of the next `count` requests without forwarding them (default: every request). */
+  refuse(count?: number): void;
+  /** Answer the next `count` requests with 503 and a JSON error body, without forwarding them. */
+  status5xx(count: number): void;
+  /** Clears every fault. */
+  reset(): void;
+}
+
+/** A running pass-through. */
+export interface PassThrough {
+  /** Base URL to give the client instead of the target. */
+  readonly url: string;
+  readonly stats: Readonly<PassThroughStats>;
+  readonly faults: PassThroughFaults;
+  close(): Promise<void>;
+}
+
+type Fault = "refuse" | "status5xx" | "drop" | "none";
+
+interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** Headers that describe one hop's connection, never forwarded (RFC 9110 §7.6.1), plus those recomputed. */
+const HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "host",
+  "content-length",
+]);
+
+/** Starts a pass-through on a free port of 127.0.0.1 forwarding to `options.target`. */
+export async function startPassThrough(options: PassThroughOptions): Promise<PassThrough> {
+  const target = new URL(options.target);
+  const agent = new Agent({ keepAlive: true });
+  const stats: PassThroughStats = { requests: 0, requestBytes: 0, byPath: {} };
+  const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
+
+  const takeFault = (): Fault => {
+    for (const fault of ["refuse", "status5xx", "drop"] as const) {
+      if (pending[fault] > 0) {
+        pending[fault] -= 1;
+        return fault;
+      }
+    }
+    return "none";
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? "/", "http://pass-through.invalid").pathname;
+    stats.requests += 1;
+    stats.byPath[path] = (stats.byPath[path] ?? 0) + 1;
+    const fault = takeFault();
+    const body = await readAll(req, (bytes) => {
+      stats.requestBytes += bytes;
+    });
+    if (fault === "refuse") {
+      req.socket.destroy();
+      return;
+    }
+    if (fault === "status5xx") {
+      sendJson(res, 503, { error: "pass-through: injected 503" });
+      return;
+    }
+    if (pending.latencyMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, pending.latencyMs));
+    }
+    let upstream: UpstreamResponse;
+    try {
+      upstream = await forward(req, body, target, agent);
+    } catch (error) {
+      sendJson(res, 502, { error: `pass-through: upstream request failed: ${(error as Error).message}` });
+      return;
+    }
+    if (fault === "drop") {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(upstream.status, {
+      ...withoutHopHeaders(upstream.headers),
+      "content-length": upstream.body.length,
+    });
+    res.end(upstream.body);
+  };
+
+  const server = createServer((req, res) => {
+    serve(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats,
+    faults: {
+      dropReplies: (count) => {
+        pending.drop += count;
+      },
+      latency: (ms) => {
+        pending.latencyMs = ms;
+      },
+      refuse: (count = Number.POSITIVE_INFINITY) => {
+        pending.refuse += count;
+      },
+      status5xx: (count) => {
+        pending.status5xx += count;
+      },
+      reset: () => {
+        Object.assign(pending, { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 });
+      },
+    },
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      agent.destroy();
+      await closed;
+    },
+  };
+}
+
+function readAll(req: IncomingMessage, onBytes: (bytes: number) => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => {
+      onBytes(chunk.length);
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+/**
+ * Sends the request to the target and buffers the whole answer. A kept-alive socket the target closed while
+ * idle fails with ECONNRESET before the request reached it; that case alone is retried once, as Node's docs
+ * advise (`request.reusedSocket`).
+ */
+async function forward(
+  req: IncomingMessage,
+  body: Buffer,
+  target: URL,
+  agent: Agent,
+): Promise<UpstreamResponse> {
+  try {
+    return await forwardOnce(req, body, target, agent);
+  } catch (error) {
+    if (
+      (error as { reusedSocket?: boolean }).reusedSocket &&
+      (error as NodeJS.ErrnoException).code === "ECONNRESET"
+    ) {
+      return forwardOnce(req, body, target, agent);
+    }
+    throw error;
+  }
+}
+
+function forwardOnce(
+  req: IncomingMessage,
+  body: Buffer,
+  target: URL,
+  agent: Agent,
+): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: `${target.pathname.replace(/\/$/, "")}${req.url ?? "/"}`,
+        headers: { ...withoutHopHeaders(req.headers), host: target.host, "content-length": body.length },
+        agent,
+      },
+      (response) => {
+        readAll(response, () => undefined).then(
+          (responseBody) =>
+            resolve({ status: response.statusCode ?? 502, headers: response.headers, body: responseBody }),
+          reject,
+        );
+      },
+    );
+    upstream.on("error", (error) => reject(Object.assign(error, { reusedSocket: upstream.reusedSocket })));
+    upstream.end(body);
+  });
+}
+
+function withoutHopHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name.toLowerCase())));
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
