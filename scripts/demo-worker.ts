@@ -1,0 +1,177 @@
+// One contender in `npm run demo`: a separate process that takes the shared lock through
+// @upstash/redis over and over until the run's deadline, and reports each step to the parent
+// as a JSON line on stdout (see scripts/demo/protocol.ts). It is started by scripts/demo.ts.
+
+import { createInterface } from "node:readline";
+import { setTimeout as pause } from "node:timers/promises";
+import { Redis } from "@upstash/redis";
+import { Lock } from "../src/index";
+import { formatEvent, type GoMessage, WORKER_ENV, WORKLOAD, type WorkerEvent } from "./demo/protocol";
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+interface WorkerConfig {
+  url: string;
+  token: string;
+  lockId: string;
+  occupancyKey: string;
+  name: string;
+}
+
+/** What the worker is doing, so that a stop request knows whether a lock must be released first. */
+let phase: "starting" | "thinking" | "acquiring" | "holding" | "finished" = "starting";
+/** Aborted when the parent asks the worker to stop (SIGINT, SIGTERM, or its stdin closing). */
+const stop = new AbortController();
+
+function readConfig(env: NodeJS.ProcessEnv): WorkerConfig {
+  const read = (name: string): string => {
+    const value = env[name];
+    if (!value) throw new Error(`${name} is not set; this worker is started by scripts/demo.ts`);
+    return value;
+  };
+  return {
+    url: read(WORKER_ENV.url),
+    token: read(WORKER_ENV.token),
+    lockId: read(WORKER_ENV.lockId),
+    occupancyKey: read(WORKER_ENV.occupancyKey),
+    name: read(WORKER_ENV.name),
+  };
+}
+
+function emitter(name: string) {
+  return (event: DistributiveOmit<WorkerEvent, "worker" | "t">, t = Date.now()): void => {
+    process.stdout.write(formatEvent({ worker: name, t, ...event } as WorkerEvent));
+  };
+}
+type Emit = ReturnType<typeof emitter>;
+
+function randomBetween([min, max]: readonly [number, number]): number {
+  return min + Math.floor(Math.random() * (max - min + 1));
+}
+
+/** Sleeps `ms`; resolves false instead when the worker is told to stop meanwhile. */
+async function sleepUnlessStopped(ms: number): Promise<boolean> {
+  try {
+    await pause(ms, undefined, { signal: stop.signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits for the parent's go line. Stdin stays open for the rest of the run so that its closing
+ * tells the worker that the parent is gone, whatever way the parent died.
+ */
+function waitForGo(): Promise<GoMessage | undefined> {
+  const lines = createInterface({ input: process.stdin });
+  return new Promise((resolve) => {
+    lines.once("line", (line) => resolve(JSON.parse(line) as GoMessage));
+    lines.once("close", () => {
+      resolve(undefined);
+      requestStop();
+    });
+  });
+}
+
+/**
+ * Stops the worker. Outside a critical section it exits at once: an acquire() still in flight
+ * can at worst leave the key until its lease ends, and the parent deletes the run's keys anyway.
+ * Inside one, the hold is cut short so the lock is released before exiting.
+ */
+function requestStop(): void {
+  stop.abort();
+  if (phase === "holding" || phase === "finished") return;
+  process.exit(0);
+}
+
+/**
+ * The critical section. The shared counter counts the workers inside a critical section right
+ * now; it is checked through Redis itself, independently of anyone's clock. A worker that came
+ * and went entirely within our section is not seen here, but the parent's time check sees it.
+ * @returns the highest occupancy seen: 1 when this worker was alone, as the lock promises.
+ */
+async function criticalSection(counter: Redis, key: string): Promise<number> {
+  const entered = await counter.incr(key);
+  await sleepUnlessStopped(randomBetween(WORKLOAD.holdMs));
+  const left = await counter.decr(key);
+  // Anyone who entered after us and has not left yet is still counted when we decrement.
+  return Math.max(entered, left + 1);
+}
+
+/** How many attempts fit before the deadline, so no worker is still waiting long after it. */
+function attemptsBefore(deadline: number): number {
+  const remaining = Math.max(0, deadline - Date.now());
+  return Math.min(WORKLOAD.attempts, 1 + Math.floor(remaining / WORKLOAD.delayMs));
+}
+
+/** One round: wait for the lock, hold it for a while, release it. */
+async function round(lock: Lock, counter: Redis, config: WorkerConfig, deadline: number, emit: Emit) {
+  const waitStart = Date.now();
+  emit({ event: "waiting" }, waitStart);
+  const attempts = attemptsBefore(deadline);
+  phase = "acquiring";
+  const acquired = await lock.acquire({ retry: { attempts, delay: WORKLOAD.delayMs } });
+  const heldFrom = Date.now();
+  if (!acquired) {
+    phase = "thinking";
+    const cutShort = attempts < WORKLOAD.attempts;
+    emit({ event: "gave-up", waitedMs: heldFrom - waitStart, cutShort }, heldFrom);
+    return;
+  }
+  phase = "holding";
+  emit({ event: "acquired", waitedMs: heldFrom - waitStart }, heldFrom);
+  let occupancy: number;
+  try {
+    occupancy = await criticalSection(counter, config.occupancyKey);
+  } catch (error) {
+    // Do not leave the lock held for a whole lease just because the counter failed.
+    await lock.release().catch(() => false);
+    throw error;
+  }
+  const heldTo = Date.now();
+  const released = await lock.release();
+  phase = "thinking";
+  emit({ event: "released", heldFrom, heldTo, released, occupancy });
+}
+
+async function run(config: WorkerConfig, emit: Emit): Promise<void> {
+  const redis = new Redis({ url: config.url, token: config.token, enableTelemetry: false });
+  // No client retries for the counter: an INCR retried after a lost reply would count twice and
+  // report an overlap that never happened. The lock itself is safe under retries.
+  const counter = new Redis({ url: config.url, token: config.token, enableTelemetry: false, retry: false });
+  const go = waitForGo();
+  // Connect before saying ready, so start-up cost does not count as waiting for the lock.
+  await redis.ping();
+  emit({ event: "ready" });
+  const message = await go;
+  if (!message) return;
+  phase = "thinking";
+  const lock = new Lock({ id: config.lockId, redis, lease: WORKLOAD.leaseMs });
+  while (!stop.signal.aborted && Date.now() < message.deadline) {
+    const thought = await sleepUnlessStopped(randomBetween(WORKLOAD.thinkMs));
+    if (!thought || Date.now() >= message.deadline) break;
+    await round(lock, counter, config, message.deadline, emit);
+  }
+}
+
+async function main(): Promise<number> {
+  const config = readConfig(process.env);
+  const emit = emitter(config.name);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, requestStop);
+  // A closed stdout means the parent is gone: nobody is left to report to.
+  process.stdout.on("error", requestStop);
+  try {
+    await run(config, emit);
+    phase = "finished";
+    emit({ event: "done", interrupted: stop.signal.aborted });
+    return 0;
+  } catch (error) {
+    phase = "finished";
+    emit({ event: "error", message: error instanceof Error ? error.message : String(error) });
+    return 1;
+  }
+}
+
+// Exit explicitly: stdin and the HTTP client's idle sockets would otherwise keep the process up.
+main().then((code) => process.exit(code));

@@ -1,0 +1,242 @@
+// `npm run demo [-- --seconds N --workers N]`: several processes contend for one lock through
+// @upstash/redis, the terminal shows live who holds it and who waits, and a summary checks that
+// no two of them were ever inside the critical section at once.
+//
+// Uses UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN when both are set, otherwise a local
+// stack started for the run. Whatever it starts it stops, also on Ctrl-C. Exit code: 0 when the
+// run was clean, 1 on an overlap or a failed worker, 2 on bad arguments, 130/143 after SIGINT/SIGTERM.
+
+import { constants } from "node:os";
+import type { Redis } from "@upstash/redis";
+import { type Backend, clientFor, deleteRunKeys, openBackend, type RunKeys, runKeys } from "./demo/backend";
+import { type DemoOptions, parseOptions, USAGE, UsageError } from "./demo/options";
+import { WORKLOAD } from "./demo/protocol";
+import {
+  findOverlaps,
+  overlapCount,
+  renderOverlaps,
+  renderSummaryTable,
+  summarizeAll,
+  summarizeWorker,
+  workerErrors,
+} from "./demo/summary";
+import { applyEvent, markExited, markInterrupted, newTrack, type Track } from "./demo/timeline";
+import { liveView, logView, type View } from "./demo/view";
+import { startWorker, type WorkerProcess } from "./demo/workers";
+
+/** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
+const READY_TIMEOUT_MS = 60_000;
+
+const out = process.stdout;
+const say = (line = "") => out.write(`${line}\n`);
+
+/** Aborted on the first SIGINT or SIGTERM; later ones change nothing, shutdown is already bounded. */
+const interrupt = new AbortController();
+/** 130 after SIGINT, 143 after SIGTERM, as a shell reports a process those signals killed. */
+let interruptExitCode = 130;
+
+/** Resolves with the promise's value, or with "interrupted" as soon as the demo is interrupted. */
+function unlessInterrupted<T>(promise: Promise<T>): Promise<T | "interrupted"> {
+  if (interrupt.signal.aborted) return Promise.resolve("interrupted");
+  return Promise.race([
+    promise,
+    new Promise<"interrupted">((resolve) =>
+      interrupt.signal.addEventListener("abort", () => resolve("interrupted"), { once: true }),
+    ),
+  ]);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function printHeader(options: DemoOptions, backend: Backend, keys: RunKeys): void {
+  say(`  server: ${backend.description}`);
+  say(
+    `  lock:   ${keys.lockId}  (lease ${WORKLOAD.leaseMs} ms, acquire() tries ${WORKLOAD.attempts}×${WORKLOAD.delayMs} ms)`,
+  );
+  say(
+    `  each worker, for ${options.seconds} s: think ${WORKLOAD.thinkMs.join("-")} ms, wait for the lock, ` +
+      `hold it ${WORKLOAD.holdMs.join("-")} ms, release it; again`,
+  );
+}
+
+/** Starts the workers; each reports its events to its own track and to the view. */
+function startWorkers(
+  options: DemoOptions,
+  backend: Backend,
+  keys: RunKeys,
+  tracks: Track[],
+  view: () => View,
+): WorkerProcess[] {
+  const workers: WorkerProcess[] = [];
+  for (let i = 1; i <= options.workers; i++) {
+    const track = newTrack(`worker-${i}`);
+    tracks.push(track);
+    const settings = {
+      url: backend.url,
+      token: backend.token,
+      lockId: keys.lockId,
+      occupancyKey: keys.occupancyKey,
+    };
+    workers.push(
+      startWorker(track.name, settings, (event) => {
+        applyEvent(track, event);
+        view().event(track, event);
+      }),
+    );
+  }
+  return workers;
+}
+
+/** Waits for every worker to exit, recording on its track how it ended. */
+function awaitExits(workers: readonly WorkerProcess[], tracks: readonly Track[]): Promise<unknown> {
+  return Promise.all(
+    workers.map(async (worker, i) => {
+      const { code } = await worker.exited;
+      const track = tracks[i];
+      if (track) markExited(track, Date.now(), code === 0);
+    }),
+  );
+}
+
+/** Everything the workers printed besides events, for workers that failed. */
+function printWorkerOutput(workers: readonly WorkerProcess[], tracks: readonly Track[]): void {
+  workers.forEach((worker, i) => {
+    if (tracks[i]?.state !== "failed" || worker.output.length === 0) return;
+    say(`\n${worker.name} output:`);
+    for (const line of worker.output.slice(-20)) say(`  ${line}`);
+  });
+}
+
+/** The summary table and verdict. @returns whether the run was clean. */
+function printSummary(tracks: readonly Track[], origin: number, interrupted: boolean): boolean {
+  const summaries = tracks.map(summarizeWorker);
+  say(`\nSummary${interrupted ? " (interrupted: partial run)" : ""}:`);
+  for (const line of renderSummaryTable(summaries, summarizeAll(tracks))) say(`  ${line}`);
+  const report = findOverlaps(tracks);
+  say();
+  for (const line of renderOverlaps(report, origin)) say(line);
+  const stopped = summaries.reduce((sum, s) => sum + s.stoppedWaiting, 0);
+  if (stopped > 0)
+    say(`  (${stopped} waits ended unfinished when the run was over; counted as waits, not give-ups)`);
+  const lost = summaries.reduce((sum, s) => sum + s.lostReleases, 0);
+  if (lost > 0) say(`  WARNING: ${lost} release() calls returned false: the lock was no longer theirs`);
+  const failed = tracks.filter((track) => track.state === "failed").map((track) => track.name);
+  if (failed.length > 0) say(`  FAILED workers: ${failed.join(", ")}`);
+  const errors = workerErrors(tracks);
+  if (errors.length > 0)
+    say(`\nWorker errors${interrupted ? " (some may come from the interrupt itself)" : ""}:`);
+  for (const line of errors) say(`  ${line}`);
+  return overlapCount(report) === 0 && lost === 0 && failed.length === 0;
+}
+
+/** Deletes the run's keys and says whether the lock was left behind, a bug after a full run. */
+async function cleanUpKeys(redis: Redis, keys: RunKeys, interrupted: boolean): Promise<boolean> {
+  const { lockLeft, deleted } = await deleteRunKeys(redis, keys);
+  let lock = "the lock key was already gone";
+  if (lockLeft)
+    lock = interrupted
+      ? "the lock key was still set by a stopped worker"
+      : "WARNING: the lock key was still set";
+  say(`\nDeleted the run's ${deleted} keys; ${lock}.`);
+  return !lockLeft;
+}
+
+function interruptedEarly(): number {
+  say("\nInterrupted before the run began.");
+  return interruptExitCode;
+}
+
+/** Runs the demo; `cleanups` collects what must be stopped, in order, whatever happens. */
+async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>): Promise<number> {
+  say(`Lock demo: ${options.workers} worker processes contend for one @upstash/lock through @upstash/redis.`);
+  say("  starting...");
+  const backend = await openBackend(process.env);
+  cleanups.push(async () => {
+    await backend.close();
+    if (backend.throwaway) say("Stopped the local stack.");
+  });
+  const redis = clientFor(backend);
+  const keys = runKeys();
+  printHeader(options, backend, keys);
+  const reachable = redis.ping().catch((error: unknown) => {
+    throw new Error(`cannot reach ${backend.url}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  if ((await unlessInterrupted(reachable)) === "interrupted") return interruptedEarly();
+
+  const tracks: Track[] = [];
+  const viewOptions = { tracks, out };
+  const view: View = out.isTTY ? liveView(viewOptions) : logView(viewOptions);
+  const workers = startWorkers(options, backend, keys, tracks, () => view);
+  // Stop the workers before the server they talk to, and only then delete their keys.
+  cleanups.push(() => Promise.all(workers.map((worker) => worker.stop())));
+  const exits = awaitExits(workers, tracks);
+  const ready = withTimeout(
+    Promise.all(workers.map((w) => w.ready)),
+    READY_TIMEOUT_MS,
+    "workers did not start",
+  );
+  if ((await unlessInterrupted(ready)) === "interrupted") return interruptedEarly();
+
+  const origin = Date.now();
+  say(`  ${workers.length} workers ready; go.\n`);
+  view.start(origin, options.seconds);
+  for (const worker of workers) worker.go({ deadline: origin + options.seconds * 1000 });
+  const interrupted = (await unlessInterrupted(exits)) === "interrupted";
+  const stoppedAt = interrupted ? Date.now() : undefined;
+  if (stoppedAt !== undefined) {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    for (const track of tracks) markInterrupted(track, stoppedAt);
+  }
+  view.finish(stoppedAt);
+  if (interrupted) say("\nInterrupted: stopped the workers.");
+  printWorkerOutput(workers, tracks);
+  const clean = printSummary(tracks, origin, interrupted);
+  // After an interrupt a throwaway server is about to go, keys and all: nothing to check there.
+  const keysClean = interrupted && backend.throwaway ? true : await cleanUpKeys(redis, keys, interrupted);
+  if (interrupted) return interruptExitCode;
+  return clean && keysClean ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  let options: DemoOptions | "help";
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`demo: ${error.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === "help") {
+    say(USAGE);
+    return 0;
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    // Only record it: the live view owns the terminal until it has drawn its last frame.
+    process.on(signal, () => {
+      if (!interrupt.signal.aborted) interruptExitCode = 128 + constants.signals[signal];
+      interrupt.abort();
+    });
+  }
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    return await run(options, cleanups);
+  } catch (error) {
+    process.stderr.write(`demo: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) =>
+        process.stderr.write(`demo: cleanup failed: ${String(error)}\n`),
+      );
+    }
+  }
+}
+
+// Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
+main().then((code) => process.exit(code));

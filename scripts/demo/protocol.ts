@@ -1,0 +1,123 @@
+// What the demo's parent and its worker processes say to each other. Workers write one JSON
+// object per line on stdout; the parent writes one "go" line on each worker's stdin.
+
+/** Environment variables the parent sets for each worker. */
+export const WORKER_ENV = {
+  url: "DEMO_REDIS_URL",
+  token: "DEMO_REDIS_TOKEN",
+  lockId: "DEMO_LOCK_ID",
+  occupancyKey: "DEMO_OCCUPANCY_KEY",
+  name: "DEMO_WORKER_NAME",
+} as const;
+
+/** How the lock is used by every worker; the parent prints it, the worker applies it. */
+export const WORKLOAD = {
+  /** A worker "thinks" (does unrelated work) this long between critical sections, in ms. */
+  thinkMs: [50, 300],
+  /** How long a worker holds the lock once it has it, in ms. */
+  holdMs: [100, 400],
+  /** Far longer than any hold, so a lease never runs out inside a critical section. */
+  leaseMs: 5_000,
+  /** acquire() tries up to this many times... */
+  attempts: 50,
+  /** ...this many ms apart, so a worker waits at most about 2.5 s before giving up. */
+  delayMs: 50,
+} as const;
+
+/** Sent by the parent once every worker is ready, so that all of them start together. */
+export interface GoMessage {
+  /** Wall-clock ms (Date.now()) after which a worker starts no new round. */
+  deadline: number;
+}
+
+interface Base {
+  worker: string;
+  /** Wall-clock ms (Date.now()) in the worker when the event happened. */
+  t: number;
+}
+
+/** Connected to Redis and waiting for the parent's go. */
+export interface ReadyEvent extends Base {
+  event: "ready";
+}
+
+/** About to call acquire(). */
+export interface WaitingEvent extends Base {
+  event: "waiting";
+}
+
+/** acquire() resolved true; `t` is taken right after it resolved. */
+export interface AcquiredEvent extends Base {
+  event: "acquired";
+  waitedMs: number;
+}
+
+/** The critical section is over and release() has returned. */
+export interface ReleasedEvent extends Base {
+  event: "released";
+  /** The critical section proper: right after acquire() resolved... */
+  heldFrom: number;
+  /** ...to right before release() was called. The lock was held for at least this interval. */
+  heldTo: number;
+  /** What release() returned: false would mean the lock was no longer ours. */
+  released: boolean;
+  /** The most workers the Redis occupancy counter saw inside a critical section; 1 if exclusive. */
+  occupancy: number;
+}
+
+/** acquire() resolved false: another worker kept the lock through every attempt. */
+export interface GaveUpEvent extends Base {
+  event: "gave-up";
+  waitedMs: number;
+  /** True when the worker tried fewer times than usual because the run was ending. */
+  cutShort: boolean;
+}
+
+/** The worker stopped early because of an error; it exits non-zero right after. */
+export interface ErrorEvent extends Base {
+  event: "error";
+  message: string;
+}
+
+/** The worker is finished and about to exit 0. */
+export interface DoneEvent extends Base {
+  event: "done";
+  /** True when it stopped because it was told to (SIGINT, SIGTERM, stdin closed). */
+  interrupted: boolean;
+}
+
+export type WorkerEvent =
+  | ReadyEvent
+  | WaitingEvent
+  | AcquiredEvent
+  | ReleasedEvent
+  | GaveUpEvent
+  | ErrorEvent
+  | DoneEvent;
+
+const EVENT_NAMES = new Set<string>(["ready", "waiting", "acquired", "released", "gave-up", "error", "done"]);
+
+/**
+ * Reads one line of worker output. Returns undefined for anything that is not an event, such as
+ * a warning some library printed, so the parent can show it as plain output instead.
+ */
+export function parseEvent(line: string): WorkerEvent | undefined {
+  if (!line.startsWith("{")) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { worker, event, t } = value as Record<string, unknown>;
+  if (typeof worker !== "string" || typeof t !== "number") return undefined;
+  if (typeof event !== "string" || !EVENT_NAMES.has(event)) return undefined;
+  // Both ends are this file's code, so the fields beyond these follow from `event`.
+  return value as WorkerEvent;
+}
+
+/** One event as the line a worker writes. */
+export function formatEvent(event: WorkerEvent): string {
+  return `${JSON.stringify(event)}\n`;
+}
