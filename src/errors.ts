@@ -1,5 +1,5 @@
 /** Machine-readable kinds of {@link LockError}. */
-export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR";
+export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR" | "LOCK_LOST";
 
 type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
 
@@ -28,6 +28,8 @@ export class LockError extends Error {
 export type AcquisitionFailureReason =
   /** Another holder kept the lock through every attempt. */
   | "held"
+  /** The `timeout` budget ran out while another holder kept the lock. */
+  | "timeout"
   /** The last attempt failed to reach Redis; `cause` holds a {@link LockRedisError}. */
   | "redis-error";
 
@@ -49,7 +51,11 @@ export class LockAcquisitionError extends LockError {
     options?: { cause?: unknown },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
-    const why = details.reason === "held" ? "it is held by another owner" : "Redis could not be reached";
+    const why = {
+      held: "it is held by another owner",
+      timeout: "the timeout ran out while another owner held it",
+      "redis-error": "Redis could not be reached",
+    }[details.reason];
     super(
       "LOCK_NOT_ACQUIRED",
       lockId,
@@ -62,8 +68,38 @@ export class LockAcquisitionError extends LockError {
   }
 }
 
+/** How a held lock was lost. */
+export type LockLossReason =
+  /** Redis answered that the key no longer holds this token: it expired, or was deleted or overwritten. */
+  | "taken"
+  /** No renewal succeeded before the local deadline, so the lock can no longer be known held. */
+  | "expired"
+  /** Only on `lock.signal` when this instance holds nothing: never acquired, or released. */
+  | "not-held";
+
+/**
+ * The reason `lock.signal` aborts with, and what `onLost` receives, when a held lock is lost.
+ * Losing a lock is an expected outcome of leases: it is reported, never thrown from a timer.
+ */
+export class LockLostError extends LockError {
+  override name = "LockLostError";
+  /** Whether Redis confirmed the loss ("taken") or the local deadline passed ("expired"). */
+  readonly reason: LockLossReason;
+
+  constructor(lockId: string, reason: LockLossReason) {
+    const why = {
+      taken:
+        "was lost: Redis no longer holds this owner's token (the lease ran out, or the key was deleted or overwritten)",
+      expired: "was lost: no renewal succeeded before the lease's local deadline",
+      "not-held": "is not held by this instance",
+    }[reason];
+    super("LOCK_LOST", lockId, `Lock ${JSON.stringify(lockId)} ${why}`);
+    this.reason = reason;
+  }
+}
+
 /** The lock operation that was running when a Redis request failed. */
-export type LockOperation = "acquire" | "release" | "extend" | "status" | "debounce";
+export type LockOperation = "acquire" | "release" | "extend" | "renew" | "status" | "debounce";
 
 /**
  * A Redis request failed: the network, the server, or an error reply (for example WRONGTYPE when

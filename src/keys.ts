@@ -16,3 +16,16 @@ export function receiptKey(lockKey: string, token: string): string {
  * after `wait`, so it must survive a slow request or a paused process.
  */
 export const DEBOUNCE_COUNTER_GRACE_MS = 60_000;
+
+/** Where fencing tokens are counted for a lock key; same slot, so one script touches both. */
+export function fenceKey(lockKey: string): string {
+  return sameSlotKey(lockKey, ":fence");
+}
+
+/**
+ * How long the fencing counter outlives the lease of the last acquisition that used it, in
+ * milliseconds. Tokens stay increasing after it expires because they never fall below Redis's
+ * clock in microseconds; the counter only guards against that clock stepping back, by less than
+ * this much.
+ */
+export const FENCE_COUNTER_LIFETIME_MS = 60 * 60 * 1000;

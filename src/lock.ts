@@ -1,27 +1,44 @@
+import { backoffDelay } from "./backoff";
 import type { ScriptArgument } from "./client/redis-client";
 import { replyInteger, replyIntegers } from "./client/reply";
 import { type ScriptRunner, scriptRunnerFor } from "./client/script-runner";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
-import { LockAcquisitionError, type LockOperation, LockRedisError } from "./errors";
-import { RECEIPT_LIFETIME_MS, receiptKey } from "./keys";
-import { type AcquirePlan, type ResolvedRetry, resolveAcquirePlan, resolveLockOptions } from "./options";
+import {
+  type AcquisitionFailureReason,
+  LockAcquisitionError,
+  LockLostError,
+  type LockOperation,
+  LockRedisError,
+} from "./errors";
+import { Hold, type RenewalOutcome } from "./hold";
+import { FENCE_COUNTER_LIFETIME_MS, fenceKey, RECEIPT_LIFETIME_MS, receiptKey } from "./keys";
+import { type AcquirePlan, type LockSettings, resolveAcquirePlan, resolveLockSettings } from "./options";
 import { takeIfFreeOrOwned } from "./scripts/acquire";
 import { addLeaseIfOwned } from "./scripts/extend";
 import type { LuaScript } from "./scripts/lua-script";
 import { deleteIfOwned } from "./scripts/release";
+import { renewIfOwned } from "./scripts/renew";
 import { checkOwner } from "./scripts/status";
-import { sleep } from "./sleep";
+import { raceAbort, sleep } from "./sleep";
+import { monotonicNow } from "./timers";
 import { newToken } from "./token";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { assertPositiveInteger } from "./validate";
 
 ensureAsyncDisposeSymbol();
 
+/** What one acquire request found. */
+type AttemptResult =
+  | { readonly kind: "acquired"; readonly fencingToken: number | undefined }
+  | { readonly kind: "held"; readonly pttl: number }
+  | { readonly kind: "error"; readonly error: LockRedisError };
+
 /** How one acquisition ended. */
 interface AcquireOutcome {
   acquired: boolean;
   attempts: number;
   elapsedMs: number;
+  reason?: AcquisitionFailureReason;
   /** Set when the last attempt could not reach Redis. */
   error?: LockRedisError;
 }
@@ -37,37 +54,67 @@ interface AcquireOutcome {
  * }
  */
 export class Lock implements AsyncDisposable {
-  readonly #id: string;
+  readonly #settings: LockSettings;
   readonly #scripts: ScriptRunner;
-  readonly #lease: number;
-  readonly #retry: ResolvedRetry;
   /** The token this instance holds or was seeded with; kept when a later acquire fails. */
   #token: string | undefined;
+  /** The current period of holding, for acquisitions made by this instance. */
+  #hold: Hold | undefined;
+  #notHeldSignal: AbortSignal | undefined;
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
    * @throws {TypeError | RangeError} when an option is missing or out of range.
    */
   constructor(config: LockCreateConfig) {
-    const options = resolveLockOptions(config);
-    this.#id = options.id;
+    this.#settings = resolveLockSettings(config);
     this.#scripts = scriptRunnerFor(config.redis);
-    this.#lease = options.lease;
-    this.#retry = options.retry;
-    this.#token = options.uuid;
+    this.#token = this.#settings.uuid;
   }
 
   /** The lock's id, which is also its Redis key. */
   get id(): string {
-    return this.#id;
+    return this.#settings.id;
+  }
+
+  /**
+   * The fencing token of the current acquisition (with `fencing: true`): larger than every token
+   * issued before for this id. Pass it to the resource you protect, which should refuse writes
+   * carrying a smaller token than one it has seen. Undefined when not holding or without fencing.
+   */
+  get fencingToken(): number | undefined {
+    return this.#hold?.active ? this.#hold.fencingToken : undefined;
+  }
+
+  /**
+   * Aborts when the lock is lost, with a {@link LockLostError} as its reason: when Redis reports
+   * another token or no key (reason "taken"), or when no renewal succeeded before the local
+   * deadline (reason "expired"). Pass it to the work the lock protects. When this instance holds
+   * nothing (never acquired, or released), it is a signal that is already aborted (reason
+   * "not-held"); a signal taken during a hold is never aborted by `release()`.
+   */
+  get signal(): AbortSignal {
+    if (this.#hold) return this.#hold.signal;
+    this.#notHeldSignal ??= AbortSignal.abort(new LockLostError(this.id, "not-held"));
+    return this.#notHeldSignal;
+  }
+
+  /**
+   * Milliseconds until the lock's local deadline: the lease confirmed by the last successful
+   * acquire, renewal or extend, counted on a monotonic clock from when that request was sent, minus
+   * an allowance for clock drift (1 % + 2 ms). 0 when not holding.
+   */
+  get remainingMs(): number {
+    return this.#hold?.remainingMs ?? 0;
   }
 
   /**
    * Tries to take the lock, retrying while another owner holds it.
    * @returns true when this instance now holds the lock; false when another owner kept it
-   *   through every attempt. A failed call keeps any lock this instance already held.
+   *   through every attempt or until `timeout`. A failed call keeps any lock this instance held.
    * @throws {TypeError | RangeError} on invalid options, before any request.
    * @throws {LockRedisError} when the last attempt could not reach Redis.
+   * @throws the `signal`'s reason when the signal aborts.
    */
   async acquire(config?: LockAcquireConfig): Promise<boolean> {
     const outcome = await this.#acquire(config);
@@ -77,22 +124,43 @@ export class Lock implements AsyncDisposable {
 
   /**
    * Like {@link Lock.acquire}, but resolves with the lock itself, which suits `await using`.
-   * @throws {LockAcquisitionError} when the lock was not acquired; when Redis could not be
-   *   reached on the last attempt, its `reason` is "redis-error" and `cause` the LockRedisError.
+   * @throws {LockAcquisitionError} when the lock was not acquired; its `reason` says why, and when
+   *   Redis could not be reached its `cause` is the LockRedisError.
+   * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
     const outcome = await this.#acquire(config);
     if (outcome.acquired) return this;
-    const reason = outcome.error ? "redis-error" : "held";
     throw new LockAcquisitionError(
-      this.#id,
-      { attempts: outcome.attempts, elapsedMs: outcome.elapsedMs, reason },
+      this.id,
+      { attempts: outcome.attempts, elapsedMs: outcome.elapsedMs, reason: outcome.reason ?? "held" },
       outcome.error ? { cause: outcome.error } : undefined,
     );
   }
 
   /**
-   * Deletes the key if, and only if, it still holds this instance's token.
+   * Acquires the lock (or throws like {@link Lock.acquireOrThrow}), runs `work` with the lock's
+   * signal, and releases in the end. `work`'s own result or error is what this returns or
+   * throws: a failed release is ignored (the key then expires with its lease), never reported in
+   * its place.
+   * @example
+   * const total = await lock.runExclusive((signal) => recompute({ signal }), { autoExtend: true });
+   */
+  async runExclusive<T>(
+    work: (signal: AbortSignal) => Promise<T> | T,
+    config?: LockAcquireConfig,
+  ): Promise<T> {
+    await this.acquireOrThrow(config);
+    const token = this.#token;
+    try {
+      return await work(this.signal);
+    } finally {
+      if (token !== undefined && this.#token === token) await this.#releaseQuietly(token);
+    }
+  }
+
+  /**
+   * Deletes the key if, and only if, it still holds this instance's token. Stops auto-extend.
    * @returns true when this call deleted the lock; false when it was not held by this token
    *   (never acquired, already released, expired, or taken by another owner).
    * @throws {LockRedisError} when Redis could not be reached.
@@ -100,6 +168,9 @@ export class Lock implements AsyncDisposable {
   async release(): Promise<boolean> {
     const token = this.#token;
     if (token === undefined) return false;
+    // Stop renewing first, so that no renewal can land after the delete.
+    this.#hold?.end();
+    this.#hold = undefined;
     const released = await this.#deleteIfOwned(token);
     if (released && this.#token === token) this.#token = undefined;
     return released;
@@ -116,14 +187,17 @@ export class Lock implements AsyncDisposable {
     assertPositiveInteger("amt", amt, "milliseconds");
     const token = this.#token;
     if (token === undefined) return false;
-    const keys = [this.#id, receiptKey(this.#id, token)];
+    const sentAt = monotonicNow();
+    const keys = [this.id, receiptKey(this.id, token)];
     const reply = await this.#run("extend", addLeaseIfOwned, keys, [
       token,
       newToken(),
       amt,
       RECEIPT_LIFETIME_MS,
     ]);
-    return replyIntegers(reply)[0] === 1;
+    const [held = 0, pttl = -2] = replyIntegers(reply);
+    this.#observe(token, sentAt, held === 1, pttl);
+    return held === 1;
   }
 
   /**
@@ -134,8 +208,11 @@ export class Lock implements AsyncDisposable {
   async getStatus(): Promise<LockStatus> {
     const token = this.#token;
     if (token === undefined) return "FREE";
-    const reply = await this.#run("status", checkOwner, [this.#id], [token]);
-    return replyIntegers(reply)[0] === 1 ? "ACQUIRED" : "FREE";
+    const sentAt = monotonicNow();
+    const reply = await this.#run("status", checkOwner, [this.id], [token]);
+    const [held = 0, pttl = -2] = replyIntegers(reply);
+    this.#observe(token, sentAt, held === 1, pttl);
+    return held === 1 ? "ACQUIRED" : "FREE";
   }
 
   /**
@@ -144,60 +221,128 @@ export class Lock implements AsyncDisposable {
    * key expires at the end of its lease. Call `release()` yourself to learn the outcome.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#token === undefined) return;
-    try {
-      await this.release();
-    } catch {
-      // Documented: disposal must not replace the error of the block it closes.
-    }
+    const token = this.#token;
+    if (token !== undefined) await this.#releaseQuietly(token);
+  }
+
+  /** Keeps the current hold in step with what Redis just said about `token`. */
+  #observe(token: string, sentAt: number, held: boolean, pttl: number): void {
+    const hold = this.#hold;
+    if (!hold?.active || hold.token !== token) return;
+    if (held) hold.confirm(sentAt, pttl);
+    else hold.lose("taken");
   }
 
   async #acquire(config: LockAcquireConfig | undefined): Promise<AcquireOutcome> {
-    const plan = resolveAcquirePlan(config, { lease: this.#lease, retry: this.#retry });
+    const plan = resolveAcquirePlan(config, this.#settings);
+    if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    const started = performance.now();
-    const outcome = await this.#tryRepeatedly(plan, token);
-    const elapsedMs = performance.now() - started;
-    if (outcome.acquired) {
-      this.#token = token;
-    } else if (outcome.error && token !== this.#token) {
-      // The last request may have run with its reply lost: do not leave the key held by a
-      // token nobody remembers.
-      await this.#releaseQuietly(token);
+    const started = monotonicNow();
+    const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
+    for (let attempt = 1; ; attempt++) {
+      const sentAt = monotonicNow();
+      const result = await raceAbort(this.#attempt(token, plan), plan.signal, (abandoned) => {
+        void abandoned.then((late) => late.kind !== "held" && this.#releaseInBackground(token));
+      });
+      if (result.kind === "acquired") {
+        this.#startHold(token, plan, sentAt, result.fencingToken);
+        return { acquired: true, attempts: attempt, elapsedMs: monotonicNow() - started };
+      }
+      const now = monotonicNow();
+      if (attempt >= plan.attempts || now >= budgetEnd) {
+        return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
+      }
+      // Never sleep past the moment the holder's lease ends, nor past the caller's budget.
+      let wait = backoffDelay(attempt, plan.backoff);
+      if (result.kind === "held" && result.pttl >= 0) wait = Math.min(wait, result.pttl);
+      try {
+        await sleep(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
+      } catch (reason) {
+        if (result.kind === "error") this.#releaseInBackground(token);
+        throw reason;
+      }
     }
-    return { ...outcome, elapsedMs };
   }
 
-  async #tryRepeatedly(plan: AcquirePlan, token: string): Promise<Omit<AcquireOutcome, "elapsedMs">> {
-    const tries = Math.max(1, plan.retry.attempts);
-    for (let attempt = 1; ; attempt++) {
-      let error: LockRedisError | undefined;
-      try {
-        const reply = await this.#run("acquire", takeIfFreeOrOwned, [this.#id], [token, plan.lease]);
-        if (replyIntegers(reply)[0] === 1) return { acquired: true, attempts: attempt };
-      } catch (caught) {
-        if (!(caught instanceof LockRedisError)) throw caught;
-        error = caught;
-      }
-      if (attempt >= tries)
-        return error ? { acquired: false, attempts: attempt, error } : { acquired: false, attempts: attempt };
-      await sleep(plan.retry.delay);
+  async #giveUp(
+    token: string,
+    last: AttemptResult,
+    attempts: number,
+    elapsedMs: number,
+    reason: AcquisitionFailureReason,
+  ): Promise<AcquireOutcome> {
+    if (last.kind !== "error") return { acquired: false, attempts, elapsedMs, reason };
+    // The last request may have run with its reply lost: do not leave the key held by a token
+    // nobody remembers.
+    if (token !== this.#token) await this.#releaseQuietly(token);
+    return { acquired: false, attempts, elapsedMs, reason: "redis-error", error: last.error };
+  }
+
+  async #attempt(token: string, plan: AcquirePlan): Promise<AttemptResult> {
+    const keys = plan.fencing ? [this.id, fenceKey(this.id)] : [this.id];
+    const args: [string, ...ScriptArgument[]] = plan.fencing
+      ? [token, plan.lease, plan.lease + FENCE_COUNTER_LIFETIME_MS]
+      : [token, plan.lease];
+    try {
+      const [held = 0, detail = -2] = replyIntegers(
+        await this.#run("acquire", takeIfFreeOrOwned, keys, args),
+      );
+      if (held === 1) return { kind: "acquired", fencingToken: plan.fencing ? detail : undefined };
+      return { kind: "held", pttl: detail };
+    } catch (error) {
+      if (error instanceof LockRedisError) return { kind: "error", error };
+      throw error;
     }
+  }
+
+  #startHold(token: string, plan: AcquirePlan, sentAt: number, fencingToken: number | undefined): void {
+    const previous = this.#hold;
+    // A different token could only take a free key, so the previous hold is gone in Redis.
+    if (previous?.active && previous.token !== token) previous.lose("taken");
+    else previous?.end();
+    this.#token = token;
+    const interval = plan.renewInterval;
+    this.#hold = new Hold({
+      lockId: this.id,
+      token,
+      lease: plan.lease,
+      fencingToken,
+      sentAt,
+      onLost: plan.onLost,
+      renewal: interval === undefined ? undefined : { interval, renew: () => this.#renew(token, plan.lease) },
+    });
+  }
+
+  async #renew(token: string, lease: number): Promise<RenewalOutcome> {
+    const reply = await this.#run("renew", renewIfOwned, [this.id], [token, lease]);
+    return replyInteger(reply) === 1 ? "renewed" : "not-held";
   }
 
   /** Deletes the key if it holds `token`; each call gets its own id so its receipt is its own. */
   async #deleteIfOwned(token: string): Promise<boolean> {
-    const keys = [this.#id, receiptKey(this.#id, token)];
+    const keys = [this.id, receiptKey(this.id, token)];
     const reply = await this.#run("release", deleteIfOwned, keys, [token, newToken(), RECEIPT_LIFETIME_MS]);
     return replyInteger(reply) === 1;
   }
 
+  /** Releases `token` if this instance still holds it, ignoring failures (the lease bounds them). */
   async #releaseQuietly(token: string): Promise<void> {
+    if (this.#hold?.token === token) {
+      this.#hold.end();
+      this.#hold = undefined;
+    }
     try {
-      await this.#deleteIfOwned(token);
+      if (await this.#deleteIfOwned(token)) {
+        if (this.#token === token) this.#token = undefined;
+      }
     } catch {
       // Best effort: the lease bounds how long such a key can stay.
     }
+  }
+
+  /** Cleans up after an abandoned attempt, without anyone awaiting it. */
+  #releaseInBackground(token: string): void {
+    if (token !== this.#token) void this.#releaseQuietly(token);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */
@@ -210,7 +355,7 @@ export class Lock implements AsyncDisposable {
     try {
       return await this.#scripts.run(script, keys, args);
     } catch (error) {
-      throw new LockRedisError(this.#id, operation, error, args[0]);
+      throw new LockRedisError(this.id, operation, error, args[0]);
     }
   }
 }

@@ -1,71 +1,185 @@
+import type { BackoffPolicy } from "./backoff";
 import { assertEvalClient } from "./client/script-runner";
-import type { LockAcquireConfig, LockCreateConfig, RetryConfig } from "./types";
+import { describeValue } from "./describe-value";
+import type { LockLostError } from "./errors";
+import type { AutoExtendConfig, LockAcquireConfig, LockCreateConfig, RetryConfig } from "./types";
 import {
+  assertFunction,
   assertNonEmptyString,
   assertNonNegativeInteger,
   assertOptionalObject,
   assertPositiveInteger,
 } from "./validate";
 
-/** Defaults of every lock option, as 0.2 documents them. */
+/** Defaults of every lock option; the first three are 0.2's. */
 export const LOCK_DEFAULTS = Object.freeze({
   lease: 10_000,
-  retry: Object.freeze({ attempts: 3, delay: 100 }),
+  attempts: 3,
+  delay: 100,
+  backoff: "fixed" as const,
+  /** `maxDelay` defaults to this many times `delay`. */
+  maxDelayFactor: 10,
+  jitter: 0,
+  /** `autoExtend` renews this many times per lease by default. */
+  renewalsPerLease: 3,
 });
 
-/** A retry policy with every field set. */
-export interface ResolvedRetry {
-  readonly attempts: number;
-  readonly delay: number;
+/** The options a lock keeps: validated, with defaults applied only where they cannot depend on a call. */
+export interface LockSettings {
+  readonly id: string;
+  readonly uuid: string | undefined;
+  readonly hold: HoldSettings;
 }
 
-/** What one acquisition uses, after per-call overrides were merged over the lock's options. */
+/** Options that a call may override; unset fields fall back to the lock's, then to the defaults. */
+interface HoldSettings {
+  readonly lease?: number;
+  readonly retry: RetryConfig;
+  readonly fencing?: boolean;
+  readonly autoExtend?: boolean | AutoExtendConfig;
+  readonly onLost?: (error: LockLostError) => void;
+}
+
+/** Everything one acquisition uses, after the call's options were merged over the lock's. */
 export interface AcquirePlan {
   readonly lease: number;
-  readonly retry: ResolvedRetry;
+  /** Tries, counting the first; may be Infinity when `timeout` or `signal` can end the wait. */
+  readonly attempts: number;
+  readonly backoff: BackoffPolicy;
   readonly uuid: string | undefined;
+  readonly fencing: boolean;
+  /** Milliseconds between renewals, when auto-extend is on. */
+  readonly renewInterval: number | undefined;
+  readonly onLost: ((error: LockLostError) => void) | undefined;
+  readonly timeout: number | undefined;
+  readonly signal: AbortSignal | undefined;
 }
 
-function resolveRetry(name: string, retry: RetryConfig | undefined, base: ResolvedRetry): ResolvedRetry {
-  assertOptionalObject(name, retry);
-  const attempts = retry?.attempts ?? base.attempts;
-  const delay = retry?.delay ?? base.delay;
-  assertNonNegativeInteger(`${name}.attempts`, attempts);
-  assertPositiveInteger(`${name}.delay`, delay, "milliseconds");
-  return { attempts, delay };
+function validateRetry(retry: unknown): RetryConfig {
+  assertOptionalObject("retry", retry);
+  const config = (retry ?? {}) as RetryConfig;
+  if (config.attempts !== undefined && config.attempts !== Number.POSITIVE_INFINITY) {
+    assertNonNegativeInteger("retry.attempts", config.attempts);
+  }
+  if (config.delay !== undefined) assertPositiveInteger("retry.delay", config.delay, "milliseconds");
+  if (config.maxDelay !== undefined) assertPositiveInteger("retry.maxDelay", config.maxDelay, "milliseconds");
+  if (config.backoff !== undefined && config.backoff !== "fixed" && config.backoff !== "exponential") {
+    throw new TypeError(
+      `Expected \`retry.backoff\` to be "fixed" or "exponential", got ${describeValue(config.backoff)}`,
+    );
+  }
+  const jitter = config.jitter;
+  if (jitter !== undefined && (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1))) {
+    const ErrorType = typeof jitter === "number" ? RangeError : TypeError;
+    throw new ErrorType(`Expected \`retry.jitter\` to be a number from 0 to 1, got ${describeValue(jitter)}`);
+  }
+  return config;
 }
 
-/** Validates the constructor's options and fills in defaults. Throws before any request. */
-export function resolveLockOptions(config: LockCreateConfig): {
-  id: string;
-  lease: number;
-  retry: ResolvedRetry;
-  uuid: string | undefined;
-} {
-  assertOptionalObject("options", config);
+function validateHoldSettings(config: Partial<HoldSettings> & { retry?: unknown }): HoldSettings {
+  if (config.lease !== undefined) assertPositiveInteger("lease", config.lease, "milliseconds");
+  if (config.fencing !== undefined && typeof config.fencing !== "boolean") {
+    throw new TypeError(`Expected \`fencing\` to be a boolean, got ${describeValue(config.fencing)}`);
+  }
+  const autoExtend = config.autoExtend;
+  if (autoExtend !== undefined && typeof autoExtend !== "boolean") {
+    assertOptionalObject("autoExtend", autoExtend);
+    if (autoExtend.interval !== undefined) {
+      assertPositiveInteger("autoExtend.interval", autoExtend.interval, "milliseconds");
+    }
+  }
+  if (config.onLost !== undefined) assertFunction("onLost", config.onLost);
+  return { ...config, retry: validateRetry(config.retry) } as HoldSettings;
+}
+
+/** Validates the constructor's options. Throws before any request. */
+export function resolveLockSettings(config: LockCreateConfig): LockSettings {
   if (config === undefined) throw new TypeError("Expected `options` to be an object, got undefined");
+  assertOptionalObject("options", config);
   assertNonEmptyString("id", config.id);
   assertEvalClient(config.redis);
-  const lease = config.lease ?? LOCK_DEFAULTS.lease;
-  assertPositiveInteger("lease", lease, "milliseconds");
   if (config.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
+  return { id: config.id, uuid: config.uuid, hold: validateHoldSettings(config) };
+}
+
+function resolveBackoff(retry: RetryConfig): BackoffPolicy {
+  const delay = retry.delay ?? LOCK_DEFAULTS.delay;
+  const maxDelay = retry.maxDelay ?? delay * LOCK_DEFAULTS.maxDelayFactor;
+  if (maxDelay < delay) {
+    throw new RangeError(
+      `Expected \`retry.maxDelay\` to be at least \`retry.delay\` (${delay}), got ${maxDelay}`,
+    );
+  }
   return {
-    id: config.id,
-    lease,
-    retry: resolveRetry("retry", config.retry, LOCK_DEFAULTS.retry),
-    uuid: config.uuid,
+    delay,
+    maxDelay,
+    backoff: retry.backoff ?? LOCK_DEFAULTS.backoff,
+    jitter: retry.jitter ?? LOCK_DEFAULTS.jitter,
   };
 }
 
-/** Merges one call's overrides over the lock's options, without touching the lock's options. */
-export function resolveAcquirePlan(
-  config: LockAcquireConfig | undefined,
-  base: { lease: number; retry: ResolvedRetry },
-): AcquirePlan {
+function resolveAttempts(
+  retry: RetryConfig,
+  timeout: number | undefined,
+  signal: AbortSignal | undefined,
+): number {
+  // A timeout is a budget of time, not of tries: without an explicit count, try until it runs out.
+  const attempts =
+    retry.attempts ?? (timeout === undefined ? LOCK_DEFAULTS.attempts : Number.POSITIVE_INFINITY);
+  if (attempts === Number.POSITIVE_INFINITY && timeout === undefined && signal === undefined) {
+    throw new RangeError(
+      "Expected `retry.attempts` to be finite, got Infinity: pass a `timeout` or a `signal` so the wait can end",
+    );
+  }
+  return attempts;
+}
+
+function resolveRenewInterval(autoExtend: HoldSettings["autoExtend"], lease: number): number | undefined {
+  if (!autoExtend) return undefined;
+  const interval =
+    (autoExtend === true ? undefined : autoExtend.interval) ??
+    Math.max(1, Math.floor(lease / LOCK_DEFAULTS.renewalsPerLease));
+  if (interval >= lease) {
+    throw new RangeError(
+      `Expected \`autoExtend.interval\` to be less than the lease (${lease} ms), got ${interval}: the lease would run out before the renewal`,
+    );
+  }
+  return interval;
+}
+
+function assertAbortSignal(signal: unknown): asserts signal is AbortSignal | undefined {
+  const looksLikeSignal =
+    typeof signal === "object" &&
+    signal !== null &&
+    typeof (signal as AbortSignal).aborted === "boolean" &&
+    typeof (signal as AbortSignal).addEventListener === "function";
+  if (signal !== undefined && !looksLikeSignal) {
+    throw new TypeError(`Expected \`signal\` to be an AbortSignal, got ${describeValue(signal)}`);
+  }
+}
+
+/** Merges one call's options over the lock's, without touching the lock's. Throws before any request. */
+export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: LockSettings): AcquirePlan {
   assertOptionalObject("config", config);
-  const lease = config?.lease ?? base.lease;
-  assertPositiveInteger("lease", lease, "milliseconds");
-  const uuid = config?.uuid;
-  if (uuid !== undefined) assertNonEmptyString("uuid", uuid);
-  return { lease, retry: resolveRetry("retry", config?.retry, base.retry), uuid };
+  const call = validateHoldSettings(config ?? {});
+  if (config?.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
+  if (config?.timeout !== undefined) assertPositiveInteger("timeout", config.timeout, "milliseconds");
+  assertAbortSignal(config?.signal);
+  const retry = { ...lock.hold.retry, ...definedFields(call.retry) };
+  const lease = call.lease ?? lock.hold.lease ?? LOCK_DEFAULTS.lease;
+  return {
+    lease,
+    attempts: resolveAttempts(retry, config?.timeout, config?.signal),
+    backoff: resolveBackoff(retry),
+    uuid: config?.uuid,
+    fencing: call.fencing ?? lock.hold.fencing ?? false,
+    renewInterval: resolveRenewInterval(call.autoExtend ?? lock.hold.autoExtend, lease),
+    onLost: call.onLost ?? lock.hold.onLost,
+    timeout: config?.timeout,
+    signal: config?.signal,
+  };
+}
+
+function definedFields<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
 }

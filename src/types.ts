@@ -1,4 +1,5 @@
 import type { EvalClient } from "./client/redis-client";
+import type { LockLostError } from "./errors";
 
 /** Whether this lock's token holds the key right now. */
 export type LockStatus = "ACQUIRED" | "FREE";
@@ -8,35 +9,95 @@ export type RetryConfig = {
   /**
    * How many times to try, counting the first try. There is no wait after the last failed try.
    * `0` and `1` both mean a single try (0.2 returned `false` without trying when given `0`).
+   * `Infinity` is allowed when the call has a `timeout` or a `signal` to end the wait; with a
+   * `timeout` and no `attempts` set anywhere, tries continue until the timeout.
    * @default 3
    */
   attempts?: number;
   /**
-   * Milliseconds to wait between tries.
+   * Milliseconds to wait after the first failed try.
    * @default 100
    */
   delay?: number;
+  /**
+   * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up
+   * to `maxDelay`. Either way a wait never outlasts the holder's remaining lease, which the failed
+   * try learns in the same round trip.
+   * @default "fixed"
+   */
+  backoff?: "fixed" | "exponential";
+  /**
+   * Longest wait between two tries, in milliseconds; at least `delay`.
+   * @default 10 × delay
+   */
+  maxDelay?: number;
+  /**
+   * Fraction of each wait, from 0 to 1, replaced by a random amount, so that waiters started
+   * together do not retry in lockstep. `0.5` waits between half and all of the computed delay.
+   * @default 0
+   */
+  jitter?: number;
 };
 
-/** Per-call options of `acquire()` and `acquireOrThrow()`; they apply to that call only. */
-export type LockAcquireConfig = {
+/** Settings of automatic lease renewal. */
+export type AutoExtendConfig = {
   /**
-   * How long the lock is held before Redis expires it, in milliseconds.
-   * @default the lock's `lease` (10000)
+   * Milliseconds between renewals; must be less than the lease.
+   * @default a third of the lease
+   */
+  interval?: number;
+};
+
+/** Options that can be set on the lock and overridden for one acquisition. */
+type HoldOptions = {
+  /**
+   * How long an acquired lock is held before Redis expires it, in milliseconds.
+   * @default 10000
    */
   lease?: number;
-  /** Overrides the lock's retry policy for this call; unset fields keep the lock's values. */
+  /** How `acquire()` retries while another owner holds the lock. */
   retry?: RetryConfig;
+  /**
+   * Issue a fencing token with each acquisition (`lock.fencingToken`): a number larger than any
+   * token issued before for this id. Costs nothing extra on the wire; writes one more key.
+   * @default false
+   */
+  fencing?: boolean;
+  /**
+   * Renew the lease in the background while the lock is held, until release, disposal or loss.
+   * `true` renews every third of the lease; `{ interval }` sets the period in milliseconds.
+   * @default false
+   */
+  autoExtend?: boolean | AutoExtendConfig;
+  /**
+   * Called once if a held lock is lost, with the same error `lock.signal` aborts with. An error
+   * it throws is ignored: it must never crash the process from a timer.
+   */
+  onLost?: (error: LockLostError) => void;
+};
+
+/** Per-call options of `acquire()`, `acquireOrThrow()` and `runExclusive()`; they apply to that call only. */
+export type LockAcquireConfig = HoldOptions & {
   /**
    * The token to hold the lock with, instead of a fresh random one. Hand it to another process
    * (as `new Lock({ id, redis, uuid })`) so that process can release or extend this lock.
    * @example await lock.acquire({ uuid: crypto.randomUUID() })
    */
   uuid?: string;
+  /**
+   * Total time budget for the acquisition, in milliseconds, on a monotonic clock. No wait
+   * extends past it; a request sent before it ran out is still awaited.
+   */
+  timeout?: number;
+  /**
+   * Cancels the acquisition: waits end at once, and the call rejects with `signal.reason`. A
+   * request in flight that turns out to have taken the lock is released in the background.
+   */
+  signal?: AbortSignal;
 };
 
 /** Options of `new Lock(...)`. */
-export type LockCreateConfig = {
+export type LockCreateConfig = HoldOptions & {
   /** The lock's name, used as the Redis key as is (as in 0.2). */
   id: string;
   /**
@@ -44,16 +105,6 @@ export type LockCreateConfig = {
    * `eval(script, keys, args)`.
    */
   redis: EvalClient;
-  /**
-   * How long an acquired lock is held before Redis expires it, in milliseconds.
-   * @default 10000
-   */
-  lease?: number;
-  /**
-   * How `acquire()` retries while another owner holds the lock.
-   * @default { attempts: 3, delay: 100 }
-   */
-  retry?: RetryConfig;
   /**
    * The token of a lock acquired elsewhere, so this instance can `release()`, `extend()` and
    * `getStatus()` it without calling `acquire()`.
@@ -88,5 +139,5 @@ export type LockConfig = {
   id: string;
   lease: number;
   UUID: string | null;
-  retry: Required<RetryConfig>;
+  retry: { attempts: number; delay: number };
 };
