@@ -6,11 +6,14 @@ export {
   LockAcquisitionError,
   LockError,
   type LockErrorCode,
+  type LockLossReason,
+  LockLostError,
   type LockOperation,
   LockRedisError,
 } from "./errors";
 export { Lock } from "./lock";
 export type {
+  AutoExtendConfig,
   DebounceConfig,
   LockAcquireConfig,
   LockConfig,

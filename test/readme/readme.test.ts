@@ -109,6 +109,43 @@ describe("README examples run", () => {
     expect(lastJsonLine((await runTypeScript(worker, environment)).stdout)).toEqual({ released: false });
   });
 
+  it("long work: renews through slow pages, and stops when the lock is lost", async () => {
+    const example = await import("../../examples/long-work");
+    const rendered: string[] = [];
+    example.work.listPages = async () => ["a", "b", "c"];
+    example.work.renderPage = async (page) => {
+      rendered.push(page);
+    };
+    expect(await example.rebuildReport()).toBe("done");
+    expect(rendered).toEqual(["a", "b", "c"]);
+    expect(await redis.exists("report:rebuild")).toBe(0);
+
+    rendered.length = 0;
+    example.work.renderPage = async (page, signal) => {
+      rendered.push(page);
+      // Someone deletes the key mid-work; the next renewal finds out.
+      await redis.del("report:rebuild");
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    };
+    expect(await example.rebuildReport()).toBe("lost");
+    expect(rendered).toEqual(["a"]);
+
+    await redis.set("report:rebuild", "another-owner", { px: 10_000 });
+    expect(await example.rebuildReport()).toBe("busy");
+    await redis.del("report:rebuild");
+  });
+
+  it("fencing: the store refuses a write with an older token", async () => {
+    const { FencedStore, writeUnderLock } = await import("../../examples/fencing");
+    const { Lock } = await import("@upstash/lock");
+    const store = new FencedStore();
+    const lock = new Lock({ id: "fenced-report", redis });
+    expect(await writeUnderLock(lock, store, "k", "first")).toBe(true);
+    expect(await writeUnderLock(lock, store, "k", "second")).toBe(true);
+    expect(store.write("k", "stale", 1)).toBe(false);
+    expect(store.read("k")).toBe("second");
+  });
+
   it("debounce: a burst of calls rebuilds once", async () => {
     const example = await import("../../examples/debounce");
     const reasons: string[] = [];

@@ -13,7 +13,15 @@ import * as library from "../../src/index";
 describe("exports", () => {
   it("exposes the runtime values users import", () => {
     expect(Object.keys(library).sort()).toEqual(
-      ["Debounce", "Lock", "LockAcquisitionError", "LockError", "LockRedisError", "isLockError"].sort(),
+      [
+        "Debounce",
+        "Lock",
+        "LockAcquisitionError",
+        "LockError",
+        "LockLostError",
+        "LockRedisError",
+        "isLockError",
+      ].sort(),
     );
   });
 

@@ -77,3 +77,53 @@ describe("new Debounce option errors", () => {
     expect(() => new Debounce(options)).toThrow(message);
   });
 });
+
+describe("options of waiting, fencing and auto-extend", () => {
+  const lock = new Lock({ id: "ok", redis: untouchable });
+
+  it.each([
+    [
+      { retry: { attempts: Number.POSITIVE_INFINITY } },
+      RangeError,
+      /`retry.attempts`.*Infinity.*`timeout` or a `signal`/,
+    ],
+    [{ retry: { backoff: "linear" } }, TypeError, /`retry.backoff`.*"linear"/],
+    [{ retry: { maxDelay: 0 } }, RangeError, /`retry.maxDelay`.*got 0/],
+    [
+      { retry: { delay: 100, maxDelay: 50 } },
+      RangeError,
+      /`retry.maxDelay`.*at least `retry.delay` \(100\), got 50/,
+    ],
+    [{ retry: { jitter: 1.5 } }, RangeError, /`retry.jitter`.*got 1.5/],
+    [{ retry: { jitter: "0.5" } }, TypeError, /`retry.jitter`/],
+    [{ timeout: 0 }, RangeError, /`timeout`.*got 0/],
+    [{ timeout: 2.5 }, RangeError, /`timeout`.*got 2.5/],
+    [{ signal: {} }, TypeError, /`signal`.*AbortSignal/],
+    [{ fencing: "yes" }, TypeError, /`fencing`.*boolean/],
+    [{ autoExtend: 5 }, TypeError, /`autoExtend`/],
+    [{ autoExtend: { interval: 0 } }, RangeError, /`autoExtend.interval`/],
+    [
+      { lease: 1_000, autoExtend: { interval: 1_000 } },
+      RangeError,
+      /`autoExtend.interval`.*less than the lease/,
+    ],
+    [{ onLost: "call me" }, TypeError, /`onLost`.*function/],
+  ])("acquire(%o)", async (config, errorClass, message) => {
+    await expect(lock.acquire(config as never)).rejects.toThrow(errorClass);
+    await expect(lock.acquire(config as never)).rejects.toThrow(message);
+  });
+
+  it("accepts Infinity attempts with a signal or a timeout (validated before any request)", async () => {
+    const aborted = AbortSignal.abort(new Error("stop"));
+    await expect(
+      lock.acquire({ retry: { attempts: Number.POSITIVE_INFINITY }, signal: aborted }),
+    ).rejects.toThrow("stop");
+  });
+
+  it("rejects bad constructor values for the same options", () => {
+    expect(() => new Lock({ id: "x", redis: untouchable, fencing: 1 } as never)).toThrow(TypeError);
+    expect(() => new Lock({ id: "x", redis: untouchable, autoExtend: { interval: -5 } })).toThrow(RangeError);
+    expect(() => new Lock({ id: "x", redis: untouchable, retry: { jitter: -0.1 } })).toThrow(RangeError);
+    expect(() => new Lock({ id: "x", redis: untouchable, onLost: 3 } as never)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,25 @@
+import type { Lock } from "@upstash/lock";
+
+// #region readme
+/** A store that refuses writes carrying an older fencing token than one it has accepted. */
+export class FencedStore {
+  #highestToken = 0;
+  #values = new Map<string, string>();
+
+  write(key: string, value: string, fencingToken: number): boolean {
+    if (fencingToken < this.#highestToken) return false; // a newer holder has written since
+    this.#highestToken = fencingToken;
+    this.#values.set(key, value);
+    return true;
+  }
+
+  read(key: string): string | undefined {
+    return this.#values.get(key);
+  }
+}
+
+export async function writeUnderLock(lock: Lock, store: FencedStore, key: string, value: string) {
+  await using held = await lock.acquireOrThrow({ fencing: true });
+  return store.write(key, value, held.fencingToken as number);
+}
+// #endregion

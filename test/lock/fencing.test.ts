@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { hashSlot } from "../../src/hash-slot";
+import { Lock } from "../../src/index";
+import { fenceKey } from "../../src/keys";
+import { newRedis, uniqueId } from "../support/redis";
+
+const redis = newRedis();
+
+describe("fencing tokens", () => {
+  it("each acquisition gets a larger token, from any instance; none without fencing", async () => {
+    const id = uniqueId("fence");
+    const first = new Lock({ id, redis, fencing: true });
+    const second = new Lock({ id, redis });
+    expect(first.fencingToken).toBeUndefined();
+
+    const tokens: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      await first.acquireOrThrow();
+      tokens.push(first.fencingToken as number);
+      await first.release();
+      expect(first.fencingToken).toBeUndefined();
+      await second.acquireOrThrow({ fencing: true });
+      tokens.push(second.fencingToken as number);
+      await second.release();
+    }
+    for (const [index, token] of tokens.entries()) {
+      expect(Number.isSafeInteger(token)).toBe(true);
+      if (index > 0) expect(token).toBeGreaterThan(tokens[index - 1] as number);
+    }
+
+    await second.acquireOrThrow();
+    expect(second.fencingToken).toBeUndefined();
+    await second.release();
+  });
+
+  it("keeps the counter in the lock's hash slot, with a bounded lifetime", async () => {
+    const id = uniqueId("fence-key");
+    const lock = new Lock({ id, redis, fencing: true, lease: 2_000 });
+    await lock.acquireOrThrow();
+    const counter = fenceKey(id);
+    expect(hashSlot(counter)).toBe(hashSlot(id));
+    expect(Number(await redis.get(counter))).toBe(lock.fencingToken);
+    const pttl = await redis.pttl(counter);
+    expect(pttl).toBeGreaterThan(60 * 60 * 1000 - 60_000);
+    expect(pttl).toBeLessThanOrEqual(60 * 60 * 1000 + 2_000);
+    await lock.release();
+  });
+
+  it("never goes backwards when the counter key is gone: tokens follow Redis's clock", async () => {
+    const id = uniqueId("fence-lost");
+    const lock = new Lock({ id, redis, fencing: true });
+    await lock.acquireOrThrow();
+    const before = lock.fencingToken as number;
+    await lock.release();
+    await redis.del(fenceKey(id));
+    await lock.acquireOrThrow();
+    expect(lock.fencingToken).toBeGreaterThan(before);
+    await lock.release();
+  });
+
+  it("a resource that checks the token refuses a paused old holder's late write", async () => {
+    const { FencedStore, writeUnderLock } = await import("../../examples/fencing");
+    const id = uniqueId("fenced-store");
+    const store = new FencedStore();
+    const old = new Lock({ id, redis, lease: 200, fencing: true });
+    await old.acquireOrThrow();
+    const oldToken = old.fencingToken as number;
+
+    // The old holder pauses past its lease; a new holder takes the lock and writes.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const current = new Lock({ id, redis, fencing: true });
+    expect(await writeUnderLock(current, store, "report", "new")).toBe(true);
+    expect(current.fencingToken).toBeUndefined();
+
+    // The old holder wakes up and writes with its stale token: refused.
+    expect(store.write("report", "stale", oldToken)).toBe(false);
+    expect(store.read("report")).toBe("new");
+  });
+});

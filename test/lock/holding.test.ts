@@ -1,0 +1,197 @@
+import { describe, expect, it, vi } from "vitest";
+import { type EvalClient, Lock, LockLostError } from "../../src/index";
+import { deleteIfOwned } from "../../src/scripts/release";
+import { newRedis, uniqueId } from "../support/redis";
+
+const redis = newRedis();
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function lossOf(signal: AbortSignal): LockLostError {
+  expect(signal.aborted).toBe(true);
+  expect(signal.reason).toBeInstanceOf(LockLostError);
+  return signal.reason as LockLostError;
+}
+
+describe("remaining lease and signal", () => {
+  it("remainingMs counts down from the lease; the signal is live while held", async () => {
+    const id = uniqueId("remaining");
+    const lock = new Lock({ id, redis, lease: 10_000 });
+    expect(lock.remainingMs).toBe(0);
+    expect(lossOf(lock.signal).reason).toBe("not-held");
+
+    await lock.acquireOrThrow();
+    expect(lock.remainingMs).toBeGreaterThan(5_000);
+    expect(lock.remainingMs).toBeLessThanOrEqual(10_000 - 100 - 2);
+    const signal = lock.signal;
+    expect(signal.aborted).toBe(false);
+
+    await lock.release();
+    expect(lock.remainingMs).toBe(0);
+    // Releasing is not losing: the hold's signal stays quiet; the lock now reports "not held".
+    expect(signal.aborted).toBe(false);
+    expect(lossOf(lock.signal).reason).toBe("not-held");
+  });
+
+  it("without auto-extend, the signal aborts (reason expired) when the lease runs out locally", async () => {
+    const onLost = vi.fn();
+    const lock = new Lock({ id: uniqueId("expires"), redis, lease: 200, onLost });
+    await lock.acquireOrThrow();
+    const signal = lock.signal;
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    expect(lossOf(signal).reason).toBe("expired");
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(onLost).toHaveBeenCalledWith(signal.reason);
+    expect(lock.remainingMs).toBe(0);
+  });
+
+  it("extend moves the local deadline forward", async () => {
+    const lock = new Lock({ id: uniqueId("extend-deadline"), redis, lease: 1_000 });
+    await lock.acquireOrThrow();
+    expect(await lock.extend(5_000)).toBe(true);
+    expect(lock.remainingMs).toBeGreaterThan(4_000);
+    await lock.release();
+  });
+
+  it("a loss that extend or getStatus discovers aborts the signal (reason taken) and calls onLost once", async () => {
+    const id = uniqueId("discovered");
+    const onLost = vi.fn();
+    const lock = new Lock({ id, redis, onLost });
+    await lock.acquireOrThrow();
+    const signal = lock.signal;
+    await redis.set(id, "someone-else");
+    expect(await lock.extend(1_000)).toBe(false);
+    expect(lossOf(signal).reason).toBe("taken");
+    expect(await lock.getStatus()).toBe("FREE");
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(await redis.get(id)).toBe("someone-else");
+    await redis.del(id);
+  });
+
+  it("an onLost that throws, or rejects, is contained", async () => {
+    const throwing = new Lock({
+      id: uniqueId("throwing-onlost"),
+      redis,
+      lease: 100,
+      onLost: () => {
+        throw new Error("handler bug");
+      },
+    });
+    const rejecting = new Lock({
+      id: uniqueId("rejecting-onlost"),
+      redis,
+      lease: 100,
+      onLost: async () => {
+        throw new Error("async handler bug");
+      },
+    });
+    await throwing.acquireOrThrow();
+    await rejecting.acquireOrThrow();
+    await pause(300);
+    // Reaching here without an unhandled error (the suite fails on those) is the assertion.
+    expect(lossOf(throwing.signal).reason).toBe("expired");
+    expect(lossOf(rejecting.signal).reason).toBe("expired");
+  });
+});
+
+describe("auto-extend", () => {
+  it("keeps a short lease alive through longer work, then stops at release", async () => {
+    const id = uniqueId("auto-extend");
+    const lock = new Lock({ id, redis, lease: 300, autoExtend: true });
+    await lock.acquireOrThrow();
+    await pause(1_200);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await redis.exists(id)).toBe(1);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    await lock.release();
+    await pause(300);
+    expect(await redis.exists(id)).toBe(0);
+  });
+
+  it("per-acquire settings override the lock's, for that acquisition only", async () => {
+    const id = uniqueId("auto-extend-override");
+    const lock = new Lock({ id, redis, lease: 250 });
+    await lock.acquireOrThrow({ autoExtend: { interval: 50 } });
+    await pause(600);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    await lock.release();
+
+    await lock.acquireOrThrow();
+    const signal = lock.signal;
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    expect(lossOf(signal).reason).toBe("expired");
+  });
+
+  it("renewal finds another owner's token: loss reported as taken", async () => {
+    const id = uniqueId("auto-extend-taken");
+    const onLost = vi.fn();
+    const lock = new Lock({ id, redis, lease: 1_000, autoExtend: { interval: 100 }, onLost });
+    await lock.acquireOrThrow();
+    const signal = lock.signal;
+    await redis.set(id, "intruder", { px: 5_000 });
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    expect(lossOf(signal).reason).toBe("taken");
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(await redis.get(id)).toBe("intruder");
+    await redis.del(id);
+  });
+});
+
+describe("runExclusive", () => {
+  it("runs the work under the lock with its signal, returns its result, and releases", async () => {
+    const id = uniqueId("run-exclusive");
+    const lock = new Lock({ id, redis });
+    const result = await lock.runExclusive(async (signal) => {
+      expect(signal).toBe(lock.signal);
+      expect(signal.aborted).toBe(false);
+      expect(await redis.exists(id)).toBe(1);
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(await redis.exists(id)).toBe(0);
+  });
+
+  it("propagates the work's error and still releases", async () => {
+    const id = uniqueId("run-exclusive-throws");
+    const failure = new Error("work failed");
+    await expect(
+      new Lock({ id, redis }).runExclusive(() => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await redis.exists(id)).toBe(0);
+  });
+
+  it("never masks the work's error, or result, with a failed release", async () => {
+    // The real client, except that the release script fails as if Redis went away.
+    const failingRelease: EvalClient = {
+      eval: (script, keys, args) => redis.eval(script, keys, args),
+      evalsha: (sha1, keys, args) =>
+        sha1 === deleteIfOwned.sha1
+          ? Promise.reject(new Error("connection reset"))
+          : redis.evalsha(sha1, keys, args),
+    };
+    const id = uniqueId("run-exclusive-release-fails");
+    const lock = new Lock({ id, redis: failingRelease, lease: 2_000 });
+    const failure = new Error("work failed");
+    await expect(
+      lock.runExclusive(() => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    await redis.del(id);
+    expect(await lock.runExclusive(async () => "done")).toBe("done");
+    await redis.del(id);
+  });
+
+  it("throws LockAcquisitionError without running the work when the lock is held", async () => {
+    const id = uniqueId("run-exclusive-held");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const work = vi.fn();
+    await expect(new Lock({ id, redis, retry: { attempts: 1 } }).runExclusive(work)).rejects.toMatchObject({
+      name: "LockAcquisitionError",
+    });
+    expect(work).not.toHaveBeenCalled();
+    await holder.release();
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { Lock, LockAcquisitionError } from "../../src/index";
+import { newRedis, uniqueId } from "../support/redis";
+
+const redis = newRedis();
+
+describe("waiting for a held lock", () => {
+  it("never sleeps past the holder's remaining lease, learnt from the failed attempt", async () => {
+    const id = uniqueId("lease-cap");
+    await new Lock({ id, redis, lease: 300 }).acquire();
+    // Two tries 20 s apart: the second happens when the 300 ms lease ends, not 20 s later.
+    const waiter = new Lock({ id, redis, retry: { attempts: 2, delay: 20_000 } });
+    const started = performance.now();
+    expect(await waiter.acquire()).toBe(true);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    await waiter.release();
+  });
+
+  it("timeout bounds the wait, tries until it runs out, and reports the reason", async () => {
+    const id = uniqueId("timeout");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const waiter = new Lock({ id, redis, retry: { delay: 50 } });
+    const error = await waiter.acquireOrThrow({ timeout: 400 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect(error).toMatchObject({ reason: "timeout" });
+    // More than the default 3 tries: without an explicit count, a timeout means "until it runs out".
+    expect((error as LockAcquisitionError).attempts).toBeGreaterThan(3);
+    expect(await waiter.acquire({ timeout: 100 })).toBe(false);
+    await holder.release();
+  });
+
+  it("timeout acquires as soon as the holder releases", async () => {
+    const id = uniqueId("timeout-wins");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const waiting = new Lock({ id, redis, retry: { delay: 20 } }).acquire({ timeout: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await holder.release();
+    expect(await waiting).toBe(true);
+  });
+
+  it("an explicit attempts count still applies within a timeout", async () => {
+    const id = uniqueId("timeout-attempts");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const error = await new Lock({ id, redis, retry: { attempts: 2, delay: 10 } })
+      .acquireOrThrow({ timeout: 10_000 })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ reason: "held", attempts: 2 });
+    await holder.release();
+  });
+
+  it("exponential backoff with jitter still acquires once the lock is free", async () => {
+    const id = uniqueId("exponential");
+    const holder = new Lock({ id, redis, lease: 200 });
+    await holder.acquire();
+    const waiter = new Lock({
+      id,
+      redis,
+      retry: {
+        attempts: Number.POSITIVE_INFINITY,
+        delay: 10,
+        backoff: "exponential",
+        maxDelay: 80,
+        jitter: 0.5,
+      },
+    });
+    expect(await waiter.acquire({ timeout: 5_000 })).toBe(true);
+    await waiter.release();
+  });
+});
+
+describe("cancelling a wait", () => {
+  it("an already-aborted signal rejects with its reason before any request", async () => {
+    const reason = new Error("cancelled by caller");
+    const lock = new Lock({ id: uniqueId("pre-aborted"), redis });
+    await expect(lock.acquire({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(lock.acquireOrThrow({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(await lock.getStatus()).toBe("FREE");
+  });
+
+  it("abort ends a long wait at once, rejecting with the signal's reason", async () => {
+    const id = uniqueId("abort-wait");
+    const holder = new Lock({ id, redis });
+    await holder.acquire();
+    const controller = new AbortController();
+    const waiter = new Lock({ id, redis, retry: { attempts: Number.POSITIVE_INFINITY, delay: 5_000 } });
+    const waiting = waiter.acquireOrThrow({ signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const reason = new Error("user went away");
+    const abortedAt = performance.now();
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    expect(performance.now() - abortedAt).toBeLessThan(2_500);
+    expect(await holder.getStatus()).toBe("ACQUIRED");
+    await holder.release();
+  });
+});
