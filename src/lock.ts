@@ -242,7 +242,12 @@ export class Lock implements AsyncDisposable {
     for (let attempt = 1; ; attempt++) {
       const sentAt = monotonicNow();
       const result = await raceAbort(this.#attempt(token, plan), plan.signal, (abandoned) => {
-        void abandoned.then((late) => late.kind !== "held" && this.#releaseInBackground(token));
+        // Attempts only reject on a bug, which the caller already sees through the abort; a
+        // result that took (or may have taken) the lock is released.
+        abandoned.then(
+          (late) => late.kind !== "held" && this.#releaseInBackground(token),
+          () => this.#releaseInBackground(token),
+        );
       });
       if (result.kind === "acquired") {
         this.#startHold(token, plan, sentAt, result.fencingToken);
