@@ -2,6 +2,7 @@ import { replyInteger } from "./client/reply";
 import { assertEvalClient, type ScriptRunner, scriptRunnerFor } from "./client/script-runner";
 import { LockRedisError } from "./errors";
 import { DEBOUNCE_COUNTER_GRACE_MS } from "./keys";
+import { prefixedKey } from "./options";
 import { countCall, isLatestCall } from "./scripts/debounce";
 import type { LuaScript } from "./scripts/lua-script";
 import { sleep } from "./sleep";
@@ -25,6 +26,7 @@ const DEFAULT_WAIT_MS = 1000;
  */
 export class Debounce {
   readonly #id: string;
+  readonly #key: string;
   readonly #scripts: ScriptRunner;
   readonly #wait: number;
   readonly #callback: DebounceConfig["callback"];
@@ -42,6 +44,7 @@ export class Debounce {
     assertPositiveInteger("wait", wait, "milliseconds");
     assertFunction("callback", config.callback);
     this.#id = config.id;
+    this.#key = prefixedKey(config.prefix, config.id);
     this.#scripts = scriptRunnerFor(config.redis);
     this.#wait = wait;
     this.#callback = config.callback;
@@ -65,7 +68,7 @@ export class Debounce {
 
   async #run(script: LuaScript, args: number[]): Promise<unknown> {
     try {
-      return await this.#scripts.run(script, [this.#id], args);
+      return await this.#scripts.run(script, [this.#key], args);
     } catch (error) {
       throw new LockRedisError(this.#id, "debounce", error);
     }

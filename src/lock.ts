@@ -72,9 +72,14 @@ export class Lock implements AsyncDisposable {
     this.#token = this.#settings.uuid;
   }
 
-  /** The lock's id, which is also its Redis key. */
+  /** The lock's id; its Redis key is `prefix` + `id`. */
   get id(): string {
     return this.#settings.id;
+  }
+
+  /** The Redis key: the prefix followed by the id. */
+  get #key(): string {
+    return this.#settings.key;
   }
 
   /**
@@ -188,7 +193,7 @@ export class Lock implements AsyncDisposable {
     const token = this.#token;
     if (token === undefined) return false;
     const sentAt = monotonicNow();
-    const keys = [this.id, receiptKey(this.id, token)];
+    const keys = [this.#key, receiptKey(this.#key, token)];
     const reply = await this.#run("extend", addLeaseIfOwned, keys, [
       token,
       newToken(),
@@ -209,7 +214,7 @@ export class Lock implements AsyncDisposable {
     const token = this.#token;
     if (token === undefined) return "FREE";
     const sentAt = monotonicNow();
-    const reply = await this.#run("status", checkOwner, [this.id], [token]);
+    const reply = await this.#run("status", checkOwner, [this.#key], [token]);
     const [held = 0, pttl = -2] = replyIntegers(reply);
     this.#observe(token, sentAt, held === 1, pttl);
     return held === 1 ? "ACQUIRED" : "FREE";
@@ -284,7 +289,7 @@ export class Lock implements AsyncDisposable {
   }
 
   async #attempt(token: string, plan: AcquirePlan): Promise<AttemptResult> {
-    const keys = plan.fencing ? [this.id, fenceKey(this.id)] : [this.id];
+    const keys = plan.fencing ? [this.#key, fenceKey(this.#key)] : [this.#key];
     const args: [string, ...ScriptArgument[]] = plan.fencing
       ? [token, plan.lease, plan.lease + FENCE_COUNTER_LIFETIME_MS]
       : [token, plan.lease];
@@ -319,13 +324,13 @@ export class Lock implements AsyncDisposable {
   }
 
   async #renew(token: string, lease: number): Promise<RenewalOutcome> {
-    const reply = await this.#run("renew", renewIfOwned, [this.id], [token, lease]);
+    const reply = await this.#run("renew", renewIfOwned, [this.#key], [token, lease]);
     return replyInteger(reply) === 1 ? "renewed" : "not-held";
   }
 
   /** Deletes the key if it holds `token`; each call gets its own id so its receipt is its own. */
   async #deleteIfOwned(token: string): Promise<boolean> {
-    const keys = [this.id, receiptKey(this.id, token)];
+    const keys = [this.#key, receiptKey(this.#key, token)];
     const reply = await this.#run("release", deleteIfOwned, keys, [token, newToken(), RECEIPT_LIFETIME_MS]);
     return replyInteger(reply) === 1;
   }

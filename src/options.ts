@@ -27,6 +27,8 @@ export const LOCK_DEFAULTS = Object.freeze({
 /** The options a lock keeps: validated, with defaults applied only where they cannot depend on a call. */
 export interface LockSettings {
   readonly id: string;
+  /** The Redis key: `prefix` + `id`. */
+  readonly key: string;
   readonly uuid: string | undefined;
   readonly hold: HoldSettings;
 }
@@ -99,7 +101,12 @@ export function resolveLockSettings(config: LockCreateConfig): LockSettings {
   assertNonEmptyString("id", config.id);
   assertEvalClient(config.redis);
   if (config.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
-  return { id: config.id, uuid: config.uuid, hold: validateHoldSettings(config) };
+  return {
+    id: config.id,
+    key: prefixedKey(config.prefix, config.id),
+    uuid: config.uuid,
+    hold: validateHoldSettings(config),
+  };
 }
 
 function resolveBackoff(retry: RetryConfig): BackoffPolicy {
@@ -182,4 +189,12 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
 
 function definedFields<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+}
+
+/** Validates `prefix` and returns the Redis key for `id`. */
+export function prefixedKey(prefix: unknown, id: string): string {
+  if (prefix !== undefined && typeof prefix !== "string") {
+    throw new TypeError(`Expected \`prefix\` to be a string, got ${describeValue(prefix)}`);
+  }
+  return `${prefix ?? ""}${id}`;
 }

@@ -1,4 +1,4 @@
-import type { EvalClient } from "./client/redis-client";
+import type { RedisClient } from "./client/redis-client";
 import type { LockLostError } from "./errors";
 
 /** Whether this lock's token holds the key right now. */
@@ -98,13 +98,19 @@ export type LockAcquireConfig = HoldOptions & {
 
 /** Options of `new Lock(...)`. */
 export type LockCreateConfig = HoldOptions & {
-  /** The lock's name, used as the Redis key as is (as in 0.2). */
+  /** The lock's name; the Redis key is `prefix` + `id` (just `id` by default, as in 0.2). */
   id: string;
+  /**
+   * Prepended to `id` to form the Redis key, to keep the lock's keys apart from others, e.g.
+   * `"locks:"`. Lock instances exclude each other only when their keys are equal.
+   * @default ""
+   */
+  prefix?: string;
   /**
    * The Redis client, for example `Redis.fromEnv()` from `@upstash/redis`, or any client with
    * `eval(script, keys, args)`.
    */
-  redis: EvalClient;
+  redis: RedisClient;
   /**
    * The token of a lock acquired elsewhere, so this instance can `release()`, `extend()` and
    * `getStatus()` it without calling `acquire()`.
@@ -114,10 +120,15 @@ export type LockCreateConfig = HoldOptions & {
 
 /** Options of `new Debounce(...)`. */
 export type DebounceConfig = {
-  /** The debouncer's name, used as the Redis key of its call counter. */
+  /** The debouncer's name; the Redis key of its call counter is `prefix` + `id`. */
   id: string;
+  /**
+   * Prepended to `id` to form the Redis key.
+   * @default ""
+   */
+  prefix?: string;
   /** The Redis client; see {@link LockCreateConfig.redis}. */
-  redis: EvalClient;
+  redis: RedisClient;
   /**
    * Quiet time, in milliseconds: the callback runs only for a call that no other call followed
    * within this time.
@@ -135,7 +146,7 @@ export type DebounceConfig = {
  * @deprecated Use {@link LockCreateConfig}.
  */
 export type LockConfig = {
-  redis: EvalClient;
+  redis: RedisClient;
   id: string;
   lease: number;
   UUID: string | null;

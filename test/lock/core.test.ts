@@ -162,3 +162,21 @@ describe("Redis errors", () => {
     await redis.del(id);
   });
 });
+
+describe("prefix", () => {
+  it("puts the key at prefix + id; different prefixes are different locks", async () => {
+    const id = uniqueId("prefixed");
+    const a = new Lock({ id, redis, prefix: "tenant-a:", retry: { attempts: 1 } });
+    const b = new Lock({ id, redis, prefix: "tenant-b:", retry: { attempts: 1 } });
+    const plain = new Lock({ id, redis, retry: { attempts: 1 } });
+    expect(a.id).toBe(id);
+    expect(await a.acquire()).toBe(true);
+    expect(await redis.exists(`tenant-a:${id}`)).toBe(1);
+    expect(await redis.exists(id)).toBe(0);
+    expect(await b.acquire()).toBe(true);
+    expect(await plain.acquire()).toBe(true);
+    expect(await new Lock({ id, redis, prefix: "tenant-a:", retry: { attempts: 1 } }).acquire()).toBe(false);
+    await Promise.all([a.release(), b.release(), plain.release()]);
+    expect(await redis.exists(`tenant-a:${id}`, `tenant-b:${id}`, id)).toBe(0);
+  });
+});

@@ -36,6 +36,13 @@ describe("Debounce", () => {
     expect(pttl).toBeLessThanOrEqual(100 + 60_000);
   });
 
+  it("keys its counter by prefix + id", async () => {
+    const id = uniqueId("debounce-prefix");
+    await new Debounce({ id, redis, prefix: "p:", wait: 10, callback: () => {} }).call();
+    expect(await redis.exists(`p:${id}`)).toBe(1);
+    expect(await redis.exists(id)).toBe(0);
+  });
+
   it("propagates the callback's error", async () => {
     const failure = new Error("callback failed");
     const debounce = new Debounce({

@@ -29,6 +29,7 @@ describe("new Lock option errors name the option and the value", () => {
     [{ uuid: "" }, RangeError, /`uuid`.*got ""/],
     [{ uuid: 123 }, TypeError, /`uuid`.*got 123/],
     [{ redis: {} }, TypeError, /`redis`.*eval/],
+    [{ prefix: 5 }, TypeError, /`prefix`.*got 5/],
     [{ redis: undefined }, TypeError, /`redis`.*got undefined/],
   ])("%o → %o", (override, errorClass, message) => {
     const options = { id: "ok", redis: untouchable, ...override } as never;
@@ -71,6 +72,7 @@ describe("new Debounce option errors", () => {
     [{ wait: "10" }, TypeError, /`wait`/],
     [{ callback: "nope" }, TypeError, /`callback`.*got "nope"/],
     [{ redis: null }, TypeError, /`redis`.*got null/],
+    [{ prefix: null }, TypeError, /`prefix`.*got null/],
   ])("%o", (override, errorClass, message) => {
     const options = { id: "d", redis: untouchable, wait: 10, callback, ...override } as never;
     expect(() => new Debounce(options)).toThrow(errorClass);
