@@ -1,37 +1,23 @@
 import { backoffDelay } from "./backoff";
-import type { ScriptArgument } from "./client/redis-client";
-import { replyInteger, replyIntegers } from "./client/reply";
-import { type ScriptRunner, scriptRunnerFor } from "./client/script-runner";
+import { scriptRunnerFor } from "./client/script-runner";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import {
   type AcquisitionFailureReason,
   LockAcquisitionError,
   LockLostError,
-  type LockOperation,
-  LockRedisError,
+  type LockRedisError,
 } from "./errors";
-import { Hold, type RenewalOutcome } from "./hold";
-import { FENCE_COUNTER_LIFETIME_MS, fenceKey, RECEIPT_LIFETIME_MS, receiptKey } from "./keys";
+import { Hold } from "./hold";
 import { type AcquirePlan, type LockSettings, resolveAcquirePlan, resolveLockSettings } from "./options";
-import { takeIfFreeOrOwned } from "./scripts/acquire";
-import { addLeaseIfOwned } from "./scripts/extend";
-import type { LuaScript } from "./scripts/lua-script";
-import { deleteIfOwned } from "./scripts/release";
-import { renewIfOwned } from "./scripts/renew";
-import { checkOwner } from "./scripts/status";
 import { raceAbort, sleep } from "./sleep";
+import type { AttemptResult, LockStore } from "./store/lock-store";
+import { SingleStore } from "./store/single-store";
 import { monotonicNow } from "./timers";
 import { newToken } from "./token";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { assertPositiveInteger } from "./validate";
 
 ensureAsyncDisposeSymbol();
-
-/** What one acquire request found. */
-type AttemptResult =
-  | { readonly kind: "acquired"; readonly fencingToken: number | undefined }
-  | { readonly kind: "held"; readonly pttl: number }
-  | { readonly kind: "error"; readonly error: LockRedisError };
 
 /** How one acquisition ended. */
 interface AcquireOutcome {
@@ -55,7 +41,7 @@ interface AcquireOutcome {
  */
 export class Lock implements AsyncDisposable {
   readonly #settings: LockSettings;
-  readonly #scripts: ScriptRunner;
+  readonly #store: LockStore;
   /** The token this instance holds or was seeded with; kept when a later acquire fails. */
   #token: string | undefined;
   /** The current period of holding, for acquisitions made by this instance. */
@@ -68,18 +54,13 @@ export class Lock implements AsyncDisposable {
    */
   constructor(config: LockCreateConfig) {
     this.#settings = resolveLockSettings(config);
-    this.#scripts = scriptRunnerFor(config.redis);
+    this.#store = new SingleStore(this.#settings.id, this.#settings.key, scriptRunnerFor(config.redis));
     this.#token = this.#settings.uuid;
   }
 
   /** The lock's id; its Redis key is `prefix` + `id`. */
   get id(): string {
     return this.#settings.id;
-  }
-
-  /** The Redis key: the prefix followed by the id. */
-  get #key(): string {
-    return this.#settings.key;
   }
 
   /**
@@ -176,7 +157,7 @@ export class Lock implements AsyncDisposable {
     // Stop renewing first, so that no renewal can land after the delete.
     this.#hold?.end();
     this.#hold = undefined;
-    const released = await this.#deleteIfOwned(token);
+    const released = await this.#store.release(token);
     if (released && this.#token === token) this.#token = undefined;
     return released;
   }
@@ -193,16 +174,9 @@ export class Lock implements AsyncDisposable {
     const token = this.#token;
     if (token === undefined) return false;
     const sentAt = monotonicNow();
-    const keys = [this.#key, receiptKey(this.#key, token)];
-    const reply = await this.#run("extend", addLeaseIfOwned, keys, [
-      token,
-      newToken(),
-      amt,
-      RECEIPT_LIFETIME_MS,
-    ]);
-    const [held = 0, pttl = -2] = replyIntegers(reply);
-    this.#observe(token, sentAt, held === 1, pttl);
-    return held === 1;
+    const { held, pttl } = await this.#store.extend(token, amt);
+    this.#observe(token, sentAt, held, pttl);
+    return held;
   }
 
   /**
@@ -214,10 +188,9 @@ export class Lock implements AsyncDisposable {
     const token = this.#token;
     if (token === undefined) return "FREE";
     const sentAt = monotonicNow();
-    const reply = await this.#run("status", checkOwner, [this.#key], [token]);
-    const [held = 0, pttl = -2] = replyIntegers(reply);
-    this.#observe(token, sentAt, held === 1, pttl);
-    return held === 1 ? "ACQUIRED" : "FREE";
+    const { held, pttl } = await this.#store.status(token);
+    this.#observe(token, sentAt, held, pttl);
+    return held ? "ACQUIRED" : "FREE";
   }
 
   /**
@@ -246,14 +219,18 @@ export class Lock implements AsyncDisposable {
     const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
     for (let attempt = 1; ; attempt++) {
       const sentAt = monotonicNow();
-      const result = await raceAbort(this.#attempt(token, plan), plan.signal, (abandoned) => {
-        // Attempts only reject on a bug, which the caller already sees through the abort; a
-        // result that took (or may have taken) the lock is released.
-        abandoned.then(
-          (late) => late.kind !== "held" && this.#releaseInBackground(token),
-          () => this.#releaseInBackground(token),
-        );
-      });
+      const result = await raceAbort(
+        this.#store.attempt(token, plan.lease, plan.fencing),
+        plan.signal,
+        (abandoned) => {
+          // Attempts only reject on a bug, which the caller already sees through the abort; a
+          // result that took (or may have taken) the lock is released.
+          abandoned.then(
+            (late) => late.kind !== "held" && this.#releaseInBackground(token),
+            () => this.#releaseInBackground(token),
+          );
+        },
+      );
       if (result.kind === "acquired") {
         this.#startHold(token, plan, sentAt, result.fencingToken);
         return { acquired: true, attempts: attempt, elapsedMs: monotonicNow() - started };
@@ -288,23 +265,6 @@ export class Lock implements AsyncDisposable {
     return { acquired: false, attempts, elapsedMs, reason: "redis-error", error: last.error };
   }
 
-  async #attempt(token: string, plan: AcquirePlan): Promise<AttemptResult> {
-    const keys = plan.fencing ? [this.#key, fenceKey(this.#key)] : [this.#key];
-    const args: [string, ...ScriptArgument[]] = plan.fencing
-      ? [token, plan.lease, plan.lease + FENCE_COUNTER_LIFETIME_MS]
-      : [token, plan.lease];
-    try {
-      const [held = 0, detail = -2] = replyIntegers(
-        await this.#run("acquire", takeIfFreeOrOwned, keys, args),
-      );
-      if (held === 1) return { kind: "acquired", fencingToken: plan.fencing ? detail : undefined };
-      return { kind: "held", pttl: detail };
-    } catch (error) {
-      if (error instanceof LockRedisError) return { kind: "error", error };
-      throw error;
-    }
-  }
-
   #startHold(token: string, plan: AcquirePlan, sentAt: number, fencingToken: number | undefined): void {
     const previous = this.#hold;
     // A different token could only take a free key, so the previous hold is gone in Redis.
@@ -319,20 +279,9 @@ export class Lock implements AsyncDisposable {
       fencingToken,
       sentAt,
       onLost: plan.onLost,
-      renewal: interval === undefined ? undefined : { interval, renew: () => this.#renew(token, plan.lease) },
+      renewal:
+        interval === undefined ? undefined : { interval, renew: () => this.#store.renew(token, plan.lease) },
     });
-  }
-
-  async #renew(token: string, lease: number): Promise<RenewalOutcome> {
-    const reply = await this.#run("renew", renewIfOwned, [this.#key], [token, lease]);
-    return replyInteger(reply) === 1 ? "renewed" : "not-held";
-  }
-
-  /** Deletes the key if it holds `token`; each call gets its own id so its receipt is its own. */
-  async #deleteIfOwned(token: string): Promise<boolean> {
-    const keys = [this.#key, receiptKey(this.#key, token)];
-    const reply = await this.#run("release", deleteIfOwned, keys, [token, newToken(), RECEIPT_LIFETIME_MS]);
-    return replyInteger(reply) === 1;
   }
 
   /** Releases `token` if this instance still holds it, ignoring failures (the lease bounds them). */
@@ -342,7 +291,7 @@ export class Lock implements AsyncDisposable {
       this.#hold = undefined;
     }
     try {
-      if (await this.#deleteIfOwned(token)) {
+      if (await this.#store.release(token)) {
         if (this.#token === token) this.#token = undefined;
       }
     } catch {
@@ -353,19 +302,5 @@ export class Lock implements AsyncDisposable {
   /** Cleans up after an abandoned attempt, without anyone awaiting it. */
   #releaseInBackground(token: string): void {
     if (token !== this.#token) void this.#releaseQuietly(token);
-  }
-
-  /** Runs a script whose first argument is the token; failures become LockRedisError without it. */
-  async #run(
-    operation: LockOperation,
-    script: LuaScript,
-    keys: string[],
-    args: [string, ...ScriptArgument[]],
-  ) {
-    try {
-      return await this.#scripts.run(script, keys, args);
-    } catch (error) {
-      throw new LockRedisError(this.id, operation, error, args[0]);
-    }
   }
 }

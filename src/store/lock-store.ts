@@ -1,0 +1,32 @@
+import type { LockRedisError } from "../errors";
+import type { RenewalOutcome } from "../hold";
+
+/** What one acquire round found. */
+export type AttemptResult =
+  | { readonly kind: "acquired"; readonly fencingToken: number | undefined }
+  /** Another token holds the key; `pttl` is the longest this attempt should wait before the next (ms, -1 unknown). */
+  | { readonly kind: "held"; readonly pttl: number }
+  | { readonly kind: "error"; readonly error: LockRedisError };
+
+/** What Redis said about a token: whether it holds the key, and for how much longer (ms). */
+export interface Observation {
+  readonly held: boolean;
+  readonly pttl: number;
+}
+
+/**
+ * The Redis side of a lock: where its key lives (one Redis, or a quorum of independent ones) and
+ * what each operation means there. The Lock class keeps the local state (token, hold, waits).
+ */
+export interface LockStore {
+  /** One acquire round. Resolves with "error" rather than rejecting when Redis cannot be reached. */
+  attempt(token: string, lease: number, fencing: boolean): Promise<AttemptResult>;
+  /** Deletes the key if it holds `token`. @throws {LockRedisError} */
+  release(token: string): Promise<boolean>;
+  /** Adds `amount` ms to the lease if the key holds `token`. @throws {LockRedisError} */
+  extend(token: string, amount: number): Promise<Observation>;
+  /** Whether the key holds `token`. @throws {LockRedisError} */
+  status(token: string): Promise<Observation>;
+  /** Restarts the lease if the key holds `token`. @throws {LockRedisError} */
+  renew(token: string, lease: number): Promise<RenewalOutcome>;
+}
