@@ -1,45 +1,42 @@
 import { describeValue } from "../describe-value";
 import type { LuaScript } from "../scripts/lua-script";
-import type { EvalClient, ScriptArgument } from "./redis-client";
+import { detectClient } from "./detect";
+import { evalClientRunner } from "./generic";
+import { ioredisRunner } from "./ioredis";
+import { nodeRedisRunner } from "./node-redis";
+import type { RedisClient, ScriptArgument } from "./redis-client";
+import type { ScriptReply } from "./reply";
 
-/** Runs the library's Lua scripts on one Redis client. */
+/** Runs the library's Lua scripts on one Redis client, whatever its kind. */
 export interface ScriptRunner {
-  run(script: LuaScript, keys: string[], args: ScriptArgument[]): Promise<unknown>;
+  run(script: LuaScript, keys: string[], args: ScriptArgument[]): Promise<ScriptReply>;
 }
 
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.toLowerCase().includes("noscript");
+function unusableClient(value: unknown): TypeError {
+  return new TypeError(
+    `Expected \`redis\` to be a Redis client: @upstash/redis (such as \`Redis.fromEnv()\`), ioredis, node-redis, or an object with an \`eval(script, keys, args)\` method, got ${describeValue(value)}`,
+  );
 }
 
 /**
- * Wraps a client with `eval(script, keys, args)`. EVALSHA sends 40 characters instead of the
- * whole script; Redis answers NOSCRIPT after a restart or SCRIPT FLUSH, and the script is then
- * sent once in full, which also caches it for the next call.
+ * The runner for `client`, chosen by its shape. Scripts go by SHA-1 with a fallback to the full
+ * text (when the client can send EVALSHA), and replies come back as numbers, lists and null.
+ * @throws {TypeError} when `client` is not a usable Redis client.
  */
-export function scriptRunnerFor(client: EvalClient): ScriptRunner {
-  const evalsha = client.evalsha;
-  if (typeof evalsha !== "function") {
-    return { run: (script, keys, args) => client.eval(script.source, keys, args) };
+export function scriptRunnerFor(client: RedisClient): ScriptRunner {
+  const detected = detectClient(client);
+  if (detected === undefined) throw unusableClient(client);
+  switch (detected.kind) {
+    case "ioredis":
+      return ioredisRunner(detected.client);
+    case "node-redis":
+      return nodeRedisRunner(detected.client);
+    case "eval":
+      return evalClientRunner(detected.client);
   }
-  return {
-    async run(script, keys, args) {
-      try {
-        return await evalsha.call(client, script.sha1, keys, args);
-      } catch (error) {
-        if (!isNoScript(error)) throw error;
-        return client.eval(script.source, keys, args);
-      }
-    },
-  };
 }
 
 /** Throws a TypeError unless `value` looks like a client the lock can drive. */
-export function assertEvalClient(value: unknown): asserts value is EvalClient {
-  const hasEval =
-    typeof value === "object" && value !== null && typeof (value as { eval?: unknown }).eval === "function";
-  if (!hasEval) {
-    throw new TypeError(
-      `Expected \`redis\` to be a Redis client with an \`eval(script, keys, args)\` method, such as \`Redis.fromEnv()\` from @upstash/redis, got ${describeValue(value)}`,
-    );
-  }
+export function assertEvalClient(value: unknown): asserts value is RedisClient {
+  if (detectClient(value) === undefined) throw unusableClient(value);
 }

@@ -1,0 +1,191 @@
+import { describe, expect, it } from "vitest";
+import type { RedisClient, ScriptArgument } from "../../src/client/redis-client";
+import type { ScriptReply } from "../../src/client/reply";
+import { scriptRunnerFor } from "../../src/client/script-runner";
+import { Debounce, Lock } from "../../src/index";
+import { fenceKey, receiptKey } from "../../src/keys";
+import { takeIfFreeOrOwned } from "../../src/scripts/acquire";
+import { allScripts } from "../../src/scripts/all";
+import { countCall, isLatestCall } from "../../src/scripts/debounce";
+import { addLeaseIfOwned } from "../../src/scripts/extend";
+import type { LuaScript } from "../../src/scripts/lua-script";
+import { deleteIfOwned } from "../../src/scripts/release";
+import { renewIfOwned } from "../../src/scripts/renew";
+import { checkOwner } from "../../src/scripts/status";
+import { uniqueId } from "../support/redis";
+
+/** What the server behind a client lets a test do besides sending scripts. */
+export interface ServerControls {
+  /** Empties the script cache of every node (SCRIPT FLUSH); only on servers the test started. */
+  flushScripts(): Promise<void>;
+  /** Whether the server (on a cluster, any node) has `sha1` in its script cache (SCRIPT EXISTS). */
+  scriptCached(sha1: string): Promise<boolean>;
+}
+
+type Run = (script: LuaScript, keys: string[], args: ScriptArgument[]) => Promise<ScriptReply>;
+
+const LEASE_MS = 10_000;
+const RECEIPT_MS = 30_000;
+
+/** Sends every script of the library with the arguments the library sends, and checks each reply. */
+async function exerciseEveryScript(run: Run): Promise<void> {
+  const id = uniqueId("scripts");
+  const receipt = receiptKey(id, "owner");
+  expect(await run(takeIfFreeOrOwned, [id], ["owner", LEASE_MS])).toEqual([1]);
+  const [taken, pttl] = (await run(takeIfFreeOrOwned, [id], ["other", LEASE_MS])) as number[];
+  expect(taken).toBe(0);
+  expect(pttl).toBeGreaterThan(0);
+
+  expect(await run(renewIfOwned, [id], ["owner", LEASE_MS])).toBe(1);
+  expect(await run(renewIfOwned, [id], ["other", LEASE_MS])).toBe(0);
+
+  const [held, left] = (await run(checkOwner, [id], ["owner"])) as number[];
+  expect(held).toBe(1);
+  expect(left).toBeGreaterThan(0);
+  expect(await run(checkOwner, [id], ["other"])).toEqual([0, -2]);
+
+  const [extended, target] = (await run(
+    addLeaseIfOwned,
+    [id, receipt],
+    ["owner", "x1", 5000, RECEIPT_MS],
+  )) as number[];
+  expect(extended).toBe(1);
+  expect(target).toBeGreaterThan(5000);
+  expect(
+    await run(addLeaseIfOwned, [id, receiptKey(id, "other")], ["other", "x2", 5000, RECEIPT_MS]),
+  ).toEqual([0, -2]);
+
+  expect(await run(deleteIfOwned, [id, receiptKey(id, "other")], ["other", "r1", RECEIPT_MS])).toBe(0);
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS])).toBe(1);
+  // A re-run of the same release (a retried request) answers the same from its receipt.
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS])).toBe(1);
+  expect(await run(checkOwner, [id], ["owner"])).toEqual([0, -2]);
+
+  // With a fencing counter, a second key in the same slot; tokens increase with each acquisition.
+  const fenced = uniqueId("scripts-fenced");
+  const fenceArgs = ["owner", LEASE_MS, LEASE_MS + 60_000];
+  const [first, firstToken] = (await run(
+    takeIfFreeOrOwned,
+    [fenced, fenceKey(fenced)],
+    fenceArgs,
+  )) as number[];
+  const [again, nextToken] = (await run(
+    takeIfFreeOrOwned,
+    [fenced, fenceKey(fenced)],
+    fenceArgs,
+  )) as number[];
+  expect([first, again]).toEqual([1, 1]);
+  expect(Number.isSafeInteger(firstToken)).toBe(true);
+  expect(nextToken).toBeGreaterThan(firstToken as number);
+
+  const counter = uniqueId("scripts-counter");
+  expect(await run(countCall, [counter], [60_000])).toBe(1);
+  expect(await run(countCall, [counter], [60_000])).toBe(2);
+  expect(await run(isLatestCall, [counter], [1])).toBe(0);
+  expect(await run(isLatestCall, [counter], [2])).toBe(1);
+}
+
+/**
+ * The client contract: every script through `scriptRunnerFor`, then the real `Lock` and
+ * `Debounce` given the raw client. Run once per client and topology.
+ */
+export function describeClientContract(
+  client: () => RedisClient,
+  server: ServerControls,
+  extraIds: readonly string[] = [],
+): void {
+  describe("scripts through scriptRunnerFor", () => {
+    it("runs every script of the library and reads each reply as numbers", async () => {
+      const runner = scriptRunnerFor(client());
+      const sent = new Set<LuaScript>();
+      await exerciseEveryScript((script, keys, args) => {
+        sent.add(script);
+        return runner.run(script, keys, args);
+      });
+      expect([...sent].map((script) => script.name).sort()).toEqual(allScripts.map((s) => s.name).sort());
+    });
+
+    it("falls back to the full script after SCRIPT FLUSH, which caches it again", async () => {
+      const runner = scriptRunnerFor(client());
+      const id = uniqueId("noscript");
+      expect(await runner.run(checkOwner, [id], ["t"])).toEqual([0, -2]);
+      await server.flushScripts();
+      expect(await server.scriptCached(checkOwner.sha1)).toBe(false);
+      expect(await runner.run(checkOwner, [id], ["t"])).toEqual([0, -2]);
+      expect(await server.scriptCached(checkOwner.sha1)).toBe(true);
+
+      await server.flushScripts();
+      await exerciseEveryScript((script, keys, args) => runner.run(script, keys, args));
+      for (const script of allScripts) expect(await server.scriptCached(script.sha1)).toBe(true);
+    });
+  });
+
+  describe("Lock with the raw client", () => {
+    const ids: [string, () => string][] = [
+      ["a plain id", () => uniqueId("lock")],
+      ...extraIds.map((id): [string, () => string] => [JSON.stringify(id), () => id]),
+    ];
+    it.each(ids)("acquires, reports, extends and releases %s", async (_name, makeId) => {
+      const lock = new Lock({ id: makeId(), redis: client(), lease: LEASE_MS, fencing: true });
+      expect(await lock.getStatus()).toBe("FREE");
+      expect(await lock.acquire()).toBe(true);
+      const firstToken = lock.fencingToken;
+      try {
+        expect(await lock.getStatus()).toBe("ACQUIRED");
+        expect(await lock.extend(5000)).toBe(true);
+      } finally {
+        expect(await lock.release()).toBe(true);
+      }
+      expect(await lock.getStatus()).toBe("FREE");
+      expect(await lock.release()).toBe(false);
+      expect(await lock.extend(5000)).toBe(false);
+
+      expect(await lock.acquire()).toBe(true);
+      expect(lock.fencingToken).toBeGreaterThan(firstToken as number);
+      expect(await lock.release()).toBe(true);
+    });
+
+    it('holds with a seeded uuid "123" that another instance can check, extend and release', async () => {
+      const id = uniqueId("seeded");
+      const holder = new Lock({ id, redis: client() });
+      expect(await holder.acquire({ uuid: "123" })).toBe(true);
+      const other = new Lock({ id, redis: client(), uuid: "123" });
+      expect(await other.getStatus()).toBe("ACQUIRED");
+      expect(await other.extend(1000)).toBe(true);
+      expect(await other.release()).toBe(true);
+      expect(await holder.getStatus()).toBe("FREE");
+    });
+
+    it("lets one of two contending locks win until it releases", async () => {
+      const id = uniqueId("contention");
+      const retry = { attempts: 1, delay: 10 };
+      const [a, b] = [new Lock({ id, redis: client(), retry }), new Lock({ id, redis: client(), retry })];
+      const outcomes = await Promise.all([a.acquire(), b.acquire()]);
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      const [winner, loser] = outcomes[0] ? [a, b] : [b, a];
+      expect(await loser.acquire()).toBe(false);
+      expect(await loser.getStatus()).toBe("FREE");
+      expect(await loser.release()).toBe(false);
+      expect(await winner.getStatus()).toBe("ACQUIRED");
+      expect(await winner.release()).toBe(true);
+      expect(await loser.acquire()).toBe(true);
+      expect(await loser.release()).toBe(true);
+    });
+  });
+
+  describe("Debounce with the raw client", () => {
+    it("runs the callback once per burst, with the winning call's argument", async () => {
+      const id = uniqueId("debounce");
+      const runs: number[] = [];
+      const make = () =>
+        new Debounce({ id, redis: client(), wait: 500, callback: (n: number) => runs.push(n) });
+      const [a, b] = [make(), make()];
+      const outcomes = await Promise.all([a.call(1), b.call(2), a.call(3), b.call(4)]);
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      expect(runs).toEqual([[1, 2, 3, 4][outcomes.indexOf(true)]]);
+      // A call after the burst is a burst of its own.
+      expect(await a.call(5)).toBe(true);
+      expect(runs).toHaveLength(2);
+    });
+  });
+}

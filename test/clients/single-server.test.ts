@@ -1,0 +1,98 @@
+import { Redis as UpstashRedis } from "@upstash/redis";
+import { Redis as IoRedis } from "ioredis";
+import { createClient, RESP_TYPES } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RedisClient } from "../../src/client/redis-client";
+import { startLocalStack } from "../../stack/local-stack";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { RespConnection } from "../../stack/resp/connection";
+import { RespInteger } from "../../stack/resp/reply";
+import { describeClientContract, type ServerControls } from "./contract";
+
+// One private redis-server for this file: its script cache may be flushed, unlike the suite's shared one.
+let server: RedisServerHandle;
+let admin: RespConnection;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new RespConnection({ host: "127.0.0.1", port: server.port });
+});
+
+afterAll(async () => {
+  admin?.close();
+  await server?.stop();
+});
+
+const controls: ServerControls = {
+  async flushScripts() {
+    await admin.call("SCRIPT", "FLUSH");
+  },
+  async scriptCached(sha1) {
+    const [exists] = (await admin.call("SCRIPT", "EXISTS", sha1)) as RespInteger[];
+    return exists instanceof RespInteger && exists.digits === "1";
+  },
+};
+
+/** A connected client and how to close it; errors it emits are collected, never printed. */
+interface Connected {
+  readonly client: RedisClient;
+  close(): Promise<unknown>;
+}
+
+type Connect = (port: number, errors: unknown[]) => Promise<Connected>;
+
+/** @upstash/redis through the local REST proxy, in front of this file's server. */
+const upstash: Connect = async (port) => {
+  const stack = await startLocalStack({ redisUrl: `redis://127.0.0.1:${port}` });
+  const client = new UpstashRedis({
+    url: stack.url,
+    token: stack.token,
+    retry: false,
+    enableTelemetry: false,
+  });
+  return { client, close: () => stack.stop() };
+};
+
+const ioredis =
+  (options: { protocol?: 2 | 3; stringNumbers?: boolean }): Connect =>
+  async (port, errors) => {
+    const client = new IoRedis(port, "127.0.0.1", options);
+    client.on("error", (error) => errors.push(error));
+    return { client, close: () => client.quit() };
+  };
+
+/** node-redis; `numbersAsStrings` maps integer replies to strings, which must still read as numbers. */
+const nodeRedis =
+  ({ numbersAsStrings }: { numbersAsStrings: boolean }): Connect =>
+  async (port, errors) => {
+    const base = createClient({ url: `redis://127.0.0.1:${port}`, RESP: numbersAsStrings ? 2 : 3 });
+    base.on("error", (error) => errors.push(error));
+    await base.connect();
+    const client = numbersAsStrings ? base.withTypeMapping({ [RESP_TYPES.NUMBER]: String }) : base;
+    return { client, close: () => base.close() };
+  };
+
+describe.each<[string, Connect]>([
+  ["@upstash/redis (REST proxy)", upstash],
+  ["ioredis (RESP2)", ioredis({ protocol: 2 })],
+  ["ioredis (RESP3, stringNumbers: integers as strings)", ioredis({ stringNumbers: true })],
+  ["node-redis (RESP3)", nodeRedis({ numbersAsStrings: false })],
+  ["node-redis (RESP2, typeMapping: integers as strings)", nodeRedis({ numbersAsStrings: true })],
+])("%s on one redis-server", (_name, connect) => {
+  const errors: unknown[] = [];
+  let connected: Connected;
+
+  beforeAll(async () => {
+    connected = await connect(server.port, errors);
+  });
+
+  afterAll(async () => {
+    await connected?.close();
+  });
+
+  describeClientContract(() => connected.client, controls);
+
+  it("emitted no client errors", () => {
+    expect(errors).toEqual([]);
+  });
+});
