@@ -44,10 +44,17 @@ export class LockAcquisitionError extends LockError {
   readonly elapsedMs: number;
   /** Why the acquisition failed. */
   readonly reason: AcquisitionFailureReason;
+  /** With a quorum of instances: those that failed during the last attempt, and why. */
+  readonly instances: readonly InstanceFailure[] | undefined;
 
   constructor(
     lockId: string,
-    details: { attempts: number; elapsedMs: number; reason: AcquisitionFailureReason },
+    details: {
+      attempts: number;
+      elapsedMs: number;
+      reason: AcquisitionFailureReason;
+      instances?: readonly InstanceFailure[] | undefined;
+    },
     options?: { cause?: unknown },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
@@ -65,6 +72,7 @@ export class LockAcquisitionError extends LockError {
     this.attempts = details.attempts;
     this.elapsedMs = details.elapsedMs;
     this.reason = details.reason;
+    this.instances = details.instances;
   }
 }
 
@@ -98,6 +106,14 @@ export class LockLostError extends LockError {
   }
 }
 
+/** One instance of a quorum that failed to answer, and why. */
+export interface InstanceFailure {
+  /** Position of the instance in the `redis` array. */
+  readonly instance: number;
+  /** The error that instance's request ended with (a LockRedisError, or a timeout). */
+  readonly error: unknown;
+}
+
 /** The lock operation that was running when a Redis request failed. */
 export type LockOperation = "acquire" | "release" | "extend" | "renew" | "status" | "debounce";
 
@@ -109,6 +125,8 @@ export class LockRedisError extends LockError {
   override name = "LockRedisError";
   /** The operation that sent the failing request. */
   readonly operation: LockOperation;
+  /** With a quorum of instances: which instances failed, and why (only the failing request's). */
+  readonly instances: readonly InstanceFailure[] | undefined;
 
   constructor(lockId: string, operation: LockOperation, cause: unknown, secret?: string) {
     super(
@@ -118,12 +136,46 @@ export class LockRedisError extends LockError {
       { cause },
     );
     this.operation = operation;
+    this.instances = undefined;
   }
+
+  /**
+   * A quorum operation that could not reach a decision because too many instances failed.
+   * The instances' own errors are already free of the token.
+   */
+  static fromInstances(
+    lockId: string,
+    operation: LockOperation,
+    failures: readonly InstanceFailure[],
+    total: number,
+  ): LockRedisError {
+    const details = failures.map(({ instance, error }) => `#${instance}: ${instanceText(error)}`).join("; ");
+    const summary = `${failures.length} of ${total} instances failed (${details})`;
+    const error = new LockRedisError(
+      lockId,
+      operation,
+      new AggregateError(
+        failures.map((f) => f.error),
+        summary,
+      ),
+    );
+    (error as { instances: readonly InstanceFailure[] }).instances = failures;
+    return error;
+  }
+}
+
+// An instance's own LockRedisError repeats the lock and operation: keep only what went wrong.
+function instanceText(error: unknown): string {
+  return errorText(error).replace(/^Redis request for \w+ of lock .*? failed: /, "");
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 // Client errors quote the whole command ("command was: [...]"), which includes the token.
 function redactedMessage(cause: unknown, secret: string | undefined): string {
-  const text = cause instanceof Error ? cause.message : String(cause);
+  const text = errorText(cause);
   return secret ? text.split(secret).join("<token>") : text;
 }
 

@@ -1,3 +1,4 @@
+import { clockDriftAllowance } from "./drift";
 import { type LockLossReason, LockLostError } from "./errors";
 import { backgroundTimer, monotonicNow } from "./timers";
 
@@ -15,12 +16,6 @@ export interface HoldStart {
   readonly onLost: ((error: LockLostError) => void) | undefined;
   /** Auto-extend: milliseconds between renewals, and how to send one. */
   readonly renewal: { readonly interval: number; readonly renew: () => Promise<RenewalOutcome> } | undefined;
-}
-
-// Leases are measured by Redis, the deadline by this process: allow for the two clocks to run at
-// slightly different rates (1 % of the lease) and for timer granularity (2 ms).
-function clockDriftAllowance(leaseMs: number): number {
-  return Math.floor(leaseMs * 0.01) + 2;
 }
 
 /**

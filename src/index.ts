@@ -1,7 +1,8 @@
-export type { EvalClient, ScriptArgument } from "./client/redis-client";
+export type { EvalClient, RedisClient, ScriptArgument } from "./client/redis-client";
 export { Debounce } from "./debounce";
 export {
   type AcquisitionFailureReason,
+  type InstanceFailure,
   isLockError,
   LockAcquisitionError,
   LockError,

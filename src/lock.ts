@@ -1,8 +1,8 @@
 import { backoffDelay } from "./backoff";
-import { scriptRunnerFor } from "./client/script-runner";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import {
   type AcquisitionFailureReason,
+  type InstanceFailure,
   LockAcquisitionError,
   LockLostError,
   type LockRedisError,
@@ -11,7 +11,7 @@ import { Hold } from "./hold";
 import { type AcquirePlan, type LockSettings, resolveAcquirePlan, resolveLockSettings } from "./options";
 import { raceAbort, sleep } from "./sleep";
 import type { AttemptResult, LockStore } from "./store/lock-store";
-import { SingleStore } from "./store/single-store";
+import { storeFor } from "./store/store-for";
 import { monotonicNow } from "./timers";
 import { newToken } from "./token";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
@@ -27,6 +27,8 @@ interface AcquireOutcome {
   reason?: AcquisitionFailureReason;
   /** Set when the last attempt could not reach Redis. */
   error?: LockRedisError;
+  /** With a quorum: instances that failed during the last attempt. */
+  instances?: readonly InstanceFailure[] | undefined;
 }
 
 /**
@@ -54,7 +56,7 @@ export class Lock implements AsyncDisposable {
    */
   constructor(config: LockCreateConfig) {
     this.#settings = resolveLockSettings(config);
-    this.#store = new SingleStore(this.#settings.id, this.#settings.key, scriptRunnerFor(config.redis));
+    this.#store = storeFor(this.#settings, config.redis);
     this.#token = this.#settings.uuid;
   }
 
@@ -119,7 +121,12 @@ export class Lock implements AsyncDisposable {
     if (outcome.acquired) return this;
     throw new LockAcquisitionError(
       this.id,
-      { attempts: outcome.attempts, elapsedMs: outcome.elapsedMs, reason: outcome.reason ?? "held" },
+      {
+        attempts: outcome.attempts,
+        elapsedMs: outcome.elapsedMs,
+        reason: outcome.reason ?? "held",
+        instances: outcome.instances,
+      },
       outcome.error ? { cause: outcome.error } : undefined,
     );
   }
@@ -258,11 +265,13 @@ export class Lock implements AsyncDisposable {
     elapsedMs: number,
     reason: AcquisitionFailureReason,
   ): Promise<AcquireOutcome> {
-    if (last.kind !== "error") return { acquired: false, attempts, elapsedMs, reason };
+    if (last.kind === "held")
+      return { acquired: false, attempts, elapsedMs, reason, instances: last.failures };
     // The last request may have run with its reply lost: do not leave the key held by a token
     // nobody remembers.
     if (token !== this.#token) await this.#releaseQuietly(token);
-    return { acquired: false, attempts, elapsedMs, reason: "redis-error", error: last.error };
+    const { error } = last as Extract<AttemptResult, { kind: "error" }>;
+    return { acquired: false, attempts, elapsedMs, reason: "redis-error", error, instances: error.instances };
   }
 
   #startHold(token: string, plan: AcquirePlan, sentAt: number, fencingToken: number | undefined): void {

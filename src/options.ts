@@ -29,6 +29,8 @@ export interface LockSettings {
   readonly id: string;
   /** The Redis key: `prefix` + `id`. */
   readonly key: string;
+  /** How many independent Redis instances the lock is held on: 1, or an odd quorum size. */
+  readonly instances: number;
   readonly uuid: string | undefined;
   readonly hold: HoldSettings;
 }
@@ -99,14 +101,43 @@ export function resolveLockSettings(config: LockCreateConfig): LockSettings {
   if (config === undefined) throw new TypeError("Expected `options` to be an object, got undefined");
   assertOptionalObject("options", config);
   assertNonEmptyString("id", config.id);
-  assertEvalClient(config.redis);
+  const instances = assertRedisOption(config.redis);
   if (config.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
-  return {
-    id: config.id,
-    key: prefixedKey(config.prefix, config.id),
-    uuid: config.uuid,
-    hold: validateHoldSettings(config),
-  };
+  const hold = validateHoldSettings(config);
+  if (hold.fencing) assertFencingPossible(instances);
+  return { id: config.id, key: prefixedKey(config.prefix, config.id), instances, uuid: config.uuid, hold };
+}
+
+/** Validates `redis`: one client, or an odd number of independent clients. Returns how many. */
+function assertRedisOption(redis: unknown): number {
+  if (!Array.isArray(redis)) {
+    assertEvalClient(redis);
+    return 1;
+  }
+  if (redis.length === 0 || redis.length % 2 === 0) {
+    throw new RangeError(
+      `Expected \`redis\` to be one client or an odd number of independent clients (so that a majority exists), got an array of ${redis.length}`,
+    );
+  }
+  for (const [index, client] of redis.entries()) {
+    try {
+      assertEvalClient(client);
+    } catch (error) {
+      throw new TypeError(
+        `Expected \`redis[${index}]\` to be a Redis client with an eval method, got ${describeValue(client)}`,
+        { cause: error },
+      );
+    }
+  }
+  return redis.length;
+}
+
+function assertFencingPossible(instances: number): void {
+  if (instances > 1) {
+    throw new TypeError(
+      "`fencing` is not supported with a quorum of Redis instances: each instance counts tokens on its own clock, so no single increasing order exists",
+    );
+  }
 }
 
 function resolveBackoff(retry: RetryConfig): BackoffPolicy {
@@ -174,6 +205,7 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
   assertAbortSignal(config?.signal);
   const retry = { ...lock.hold.retry, ...definedFields(call.retry) };
   const lease = call.lease ?? lock.hold.lease ?? LOCK_DEFAULTS.lease;
+  if (call.fencing) assertFencingPossible(lock.instances);
   return {
     lease,
     attempts: resolveAttempts(retry, config?.timeout, config?.signal),

@@ -107,10 +107,12 @@ export type LockCreateConfig = HoldOptions & {
    */
   prefix?: string;
   /**
-   * The Redis client, for example `Redis.fromEnv()` from `@upstash/redis`, or any client with
-   * `eval(script, keys, args)`.
+   * The Redis client, passed as is: `@upstash/redis` (`Redis.fromEnv()`), ioredis (`Redis` or
+   * `Cluster`), node-redis (`createClient`, `createCluster`), or any client with
+   * `eval(script, keys, args)`. An array of an odd number of clients, each connected to an
+   * independent Redis, makes a quorum lock: held only while a majority of them hold it.
    */
-  redis: RedisClient;
+  redis: RedisClient | readonly RedisClient[];
   /**
    * The token of a lock acquired elsewhere, so this instance can `release()`, `extend()` and
    * `getStatus()` it without calling `acquire()`.

@@ -1,11 +1,14 @@
-import type { LockRedisError } from "../errors";
+import type { InstanceFailure, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
 
 /** What one acquire round found. */
 export type AttemptResult =
   | { readonly kind: "acquired"; readonly fencingToken: number | undefined }
-  /** Another token holds the key; `pttl` is the longest this attempt should wait before the next (ms, -1 unknown). */
-  | { readonly kind: "held"; readonly pttl: number }
+  /**
+   * Another token holds the key; `pttl` is the longest to wait before the next attempt (ms, -1
+   * when unknown). With a quorum, `failures` lists instances that could not be asked.
+   */
+  | { readonly kind: "held"; readonly pttl: number; readonly failures?: readonly InstanceFailure[] }
   | { readonly kind: "error"; readonly error: LockRedisError };
 
 /** What Redis said about a token: whether it holds the key, and for how much longer (ms). */

@@ -1,0 +1,167 @@
+import { Redis } from "@upstash/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Lock, LockAcquisitionError, LockRedisError } from "../../src/index";
+import { type LocalStack, startLocalStack } from "../../stack/local-stack";
+import { type PassThrough, startPassThrough } from "../support/pass-through";
+import { uniqueId } from "../support/redis";
+
+// Five independent redis-servers, each behind its own Upstash-compatible proxy, reached through
+// a fault-injecting pass-through so a test can slow one down.
+let stacks: LocalStack[] = [];
+let wires: PassThrough[] = [];
+let clients: Redis[] = [];
+
+beforeAll(async () => {
+  stacks = await Promise.all(Array.from({ length: 5 }, () => startLocalStack()));
+  wires = await Promise.all(stacks.map((stack) => startPassThrough({ target: stack.url })));
+  clients = wires.map(
+    (wire, index) =>
+      new Redis({ url: wire.url, token: stacks[index]?.token ?? "", retry: false, enableTelemetry: false }),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(wires.map((wire) => wire.close()));
+  await Promise.all(stacks.map((stack) => stack.stop()));
+});
+
+const three = () => clients.slice(0, 3);
+const server = (index: number) => {
+  const redis = stacks[index]?.redis;
+  if (!redis) throw new Error(`stack ${index} has no redis-server of its own`);
+  return redis;
+};
+/** How many instances hold `key` with any value. */
+async function holders(instances: Redis[], key: string): Promise<number> {
+  const found = await Promise.all(instances.map((client) => client.exists(key)));
+  return found.reduce((sum, value) => sum + value, 0);
+}
+
+describe("quorum lock over independent instances", () => {
+  it.each([3, 5])("acquire, extend, status and release on %i instances", async (size) => {
+    const instances = clients.slice(0, size);
+    const id = uniqueId(`quorum-${size}`);
+    const lock = new Lock({ id, redis: instances });
+    expect(await lock.acquire()).toBe(true);
+    expect(await holders(instances, id)).toBe(size);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.extend(5_000)).toBe(true);
+    expect(lock.remainingMs).toBeGreaterThan(10_000);
+    expect(await new Lock({ id, redis: instances, retry: { attempts: 1 } }).acquire()).toBe(false);
+    expect(await lock.release()).toBe(true);
+    expect(await holders(instances, id)).toBe(0);
+  });
+
+  it("two clients on the same id never both hold it", async () => {
+    const id = uniqueId("quorum-race");
+    const locks = Array.from({ length: 10 }, () => new Lock({ id, redis: three(), retry: { attempts: 1 } }));
+    const won = await Promise.all(locks.map((lock) => lock.acquire()));
+    expect(won.filter(Boolean).length).toBeLessThanOrEqual(1);
+    const statuses = await Promise.all(locks.map((lock) => lock.getStatus()));
+    expect(statuses.filter((status) => status === "ACQUIRED").length).toBe(won.filter(Boolean).length);
+    await Promise.all(locks.map((lock) => lock.release()));
+    // Losers of split votes cleaned up after themselves.
+    expect(await holders(three(), id)).toBe(0);
+  });
+
+  it("a failed attempt releases the instances it did take", async () => {
+    const id = uniqueId("quorum-cleanup");
+    await clients[0]?.set(id, "other-owner", { px: 10_000 });
+    await clients[1]?.set(id, "other-owner", { px: 10_000 });
+    const lock = new Lock({ id, redis: three(), retry: { attempts: 1 } });
+    expect(await lock.acquire()).toBe(false);
+    expect(await clients[2]?.exists(id)).toBe(0);
+    await Promise.all(three().map((client) => client.del(id)));
+  });
+
+  it("a grant that arrives after the lease is not a grant: the round fails and is undone", async () => {
+    const id = uniqueId("quorum-slow");
+    for (const wire of wires.slice(0, 3)) wire.faults.latency(150);
+    try {
+      const lock = new Lock({ id, redis: three(), lease: 100, retry: { attempts: 1 } });
+      const error = await lock.acquire().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(LockRedisError);
+      expect((error as LockRedisError).instances).toHaveLength(3);
+      expect((error as Error).message).toMatch(/#0: no reply within 100 ms/);
+    } finally {
+      for (const wire of wires.slice(0, 3)) wire.faults.reset();
+    }
+    // The late grants are released as they arrive (or expire with their 100 ms lease).
+    for (let poll = 0; poll < 50 && (await holders(three(), id)) > 0; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await holders(three(), id)).toBe(0);
+  });
+
+  it("refuses fencing, whose tokens need one counter", async () => {
+    expect(() => new Lock({ id: "x", redis: three(), fencing: true })).toThrow(/fencing.*quorum/);
+    await expect(new Lock({ id: "x", redis: three() }).acquire({ fencing: true })).rejects.toThrow(TypeError);
+  });
+
+  it("rejects an even number of instances", () => {
+    expect(() => new Lock({ id: "x", redis: clients.slice(0, 2) })).toThrow(RangeError);
+    expect(() => new Lock({ id: "x", redis: [] })).toThrow(RangeError);
+    expect(
+      () => new Lock({ id: "x", redis: [clients[0] as Redis, {} as never, clients[1] as Redis] }),
+    ).toThrow(/`redis\[1\]`/);
+  });
+});
+
+describe("quorum lock when instances stop", () => {
+  it("with a minority down, acquire, extend, auto-extend and release keep working", async () => {
+    const id = uniqueId("quorum-minority");
+    const lock = new Lock({ id, redis: three(), lease: 600, autoExtend: { interval: 150 } });
+    expect(await lock.acquire()).toBe(true);
+    await server(2).stop();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      expect(lock.signal.aborted).toBe(false);
+      expect(await lock.extend(1_000)).toBe(true);
+      expect(await lock.getStatus()).toBe("ACQUIRED");
+      expect(await lock.release()).toBe(true);
+      const other = new Lock({ id, redis: three() });
+      expect(await other.acquire()).toBe(true);
+      expect(await other.release()).toBe(true);
+    } finally {
+      await server(2).restart();
+    }
+  });
+
+  it("with a majority down, acquire fails within its budget with the failing instances named, then recovers", async () => {
+    const id = uniqueId("quorum-majority");
+    await Promise.all([server(0).stop(), server(1).stop()]);
+    try {
+      const lock = new Lock({ id, redis: three(), retry: { delay: 50 } });
+      const started = performance.now();
+      const error = await lock.acquireOrThrow({ timeout: 1_000 }).catch((caught: unknown) => caught);
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(error).toBeInstanceOf(LockAcquisitionError);
+      const failure = error as LockAcquisitionError;
+      expect(failure.reason).toBe("redis-error");
+      expect(failure.instances?.map((entry) => entry.instance).sort()).toEqual([0, 1]);
+      expect(failure.cause).toBeInstanceOf(LockRedisError);
+      expect((failure.cause as Error).message).toMatch(/2 of 3 instances failed/);
+      expect(await clients[2]?.exists(id)).toBe(0);
+      await expect(lock.acquire()).rejects.toBeInstanceOf(LockRedisError);
+    } finally {
+      await Promise.all([server(0).restart(), server(1).restart()]);
+    }
+    const lock = new Lock({ id, redis: three() });
+    expect(await lock.acquire()).toBe(true);
+    expect(await lock.release()).toBe(true);
+  });
+
+  it("a held lock whose majority goes away is reported lost, not kept", async () => {
+    const id = uniqueId("quorum-lost");
+    const lock = new Lock({ id, redis: three(), lease: 500, autoExtend: { interval: 100 } });
+    await lock.acquireOrThrow();
+    const signal = lock.signal;
+    await Promise.all([server(0).stop(), server(1).stop()]);
+    try {
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      expect((signal.reason as { reason: string }).reason).toBe("expired");
+    } finally {
+      await Promise.all([server(0).restart(), server(1).restart()]);
+    }
+  });
+});
