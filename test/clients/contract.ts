@@ -120,58 +120,7 @@ export function describeClientContract(
     });
   });
 
-  describe("Lock with the raw client", () => {
-    const ids: [string, () => string][] = [
-      ["a plain id", () => uniqueId("lock")],
-      ...extraIds.map((id): [string, () => string] => [JSON.stringify(id), () => id]),
-    ];
-    it.each(ids)("acquires, reports, extends and releases %s", async (_name, makeId) => {
-      const lock = new Lock({ id: makeId(), redis: client(), lease: LEASE_MS, fencing: true });
-      expect(await lock.getStatus()).toBe("FREE");
-      expect(await lock.acquire()).toBe(true);
-      const firstToken = lock.fencingToken;
-      try {
-        expect(await lock.getStatus()).toBe("ACQUIRED");
-        expect(await lock.extend(5000)).toBe(true);
-      } finally {
-        expect(await lock.release()).toBe(true);
-      }
-      expect(await lock.getStatus()).toBe("FREE");
-      expect(await lock.release()).toBe(false);
-      expect(await lock.extend(5000)).toBe(false);
-
-      expect(await lock.acquire()).toBe(true);
-      expect(lock.fencingToken).toBeGreaterThan(firstToken as number);
-      expect(await lock.release()).toBe(true);
-    });
-
-    it('holds with a seeded uuid "123" that another instance can check, extend and release', async () => {
-      const id = uniqueId("seeded");
-      const holder = new Lock({ id, redis: client() });
-      expect(await holder.acquire({ uuid: "123" })).toBe(true);
-      const other = new Lock({ id, redis: client(), uuid: "123" });
-      expect(await other.getStatus()).toBe("ACQUIRED");
-      expect(await other.extend(1000)).toBe(true);
-      expect(await other.release()).toBe(true);
-      expect(await holder.getStatus()).toBe("FREE");
-    });
-
-    it("lets one of two contending locks win until it releases", async () => {
-      const id = uniqueId("contention");
-      const retry = { attempts: 1, delay: 10 };
-      const [a, b] = [new Lock({ id, redis: client(), retry }), new Lock({ id, redis: client(), retry })];
-      const outcomes = await Promise.all([a.acquire(), b.acquire()]);
-      expect(outcomes.filter(Boolean)).toHaveLength(1);
-      const [winner, loser] = outcomes[0] ? [a, b] : [b, a];
-      expect(await loser.acquire()).toBe(false);
-      expect(await loser.getStatus()).toBe("FREE");
-      expect(await loser.release()).toBe(false);
-      expect(await winner.getStatus()).toBe("ACQUIRED");
-      expect(await winner.release()).toBe(true);
-      expect(await loser.acquire()).toBe(true);
-      expect(await loser.release()).toBe(true);
-    });
-  });
+  describeLockContract(client, { fencing: true, extraIds });
 
   describe("Debounce with the raw client", () => {
     it("runs the callback once per burst, with the winning call's argument", async () => {
@@ -186,6 +135,114 @@ export function describeClientContract(
       // A call after the burst is a burst of its own.
       expect(await a.call(5)).toBe(true);
       expect(runs).toHaveLength(2);
+    });
+  });
+}
+
+/** What a topology supports, for {@link describeLockContract}. */
+export interface LockContractOptions {
+  /** Whether fencing tokens are available (not on a quorum). */
+  readonly fencing: boolean;
+  /** Ids to try besides a plain one, e.g. with braces on a cluster. */
+  readonly extraIds?: readonly string[];
+}
+
+/**
+ * The lock contract, given the `redis` option as users pass it: one client of any kind, a
+ * cluster client, or a quorum of independent clients. Run once per client and topology.
+ */
+export function describeLockContract(
+  redis: () => RedisClient | readonly RedisClient[],
+  { fencing, extraIds = [] }: LockContractOptions,
+): void {
+  describe("Lock with the raw client", () => {
+    const ids: [string, () => string][] = [
+      ["a plain id", () => uniqueId("lock")],
+      ...extraIds.map((id): [string, () => string] => [JSON.stringify(id), () => id]),
+    ];
+    it.each(ids)("acquires, reports, extends and releases %s", async (_name, makeId) => {
+      const lock = new Lock({ id: makeId(), redis: redis(), lease: LEASE_MS, fencing });
+      expect(await lock.getStatus()).toBe("FREE");
+      expect(await lock.acquire()).toBe(true);
+      const firstToken = lock.fencingToken;
+      try {
+        expect(await lock.getStatus()).toBe("ACQUIRED");
+        expect(await lock.extend(5000)).toBe(true);
+        expect(lock.remainingMs).toBeGreaterThan(LEASE_MS);
+      } finally {
+        expect(await lock.release()).toBe(true);
+      }
+      expect(await lock.getStatus()).toBe("FREE");
+      expect(await lock.release()).toBe(false);
+      expect(await lock.extend(5000)).toBe(false);
+
+      expect(await lock.acquire()).toBe(true);
+      if (fencing) expect(lock.fencingToken).toBeGreaterThan(firstToken as number);
+      else expect(lock.fencingToken).toBeUndefined();
+      expect(await lock.release()).toBe(true);
+    });
+
+    it('holds with a seeded uuid "123" that another instance can check, extend and release', async () => {
+      const id = uniqueId("seeded");
+      const holder = new Lock({ id, redis: redis() });
+      expect(await holder.acquire({ uuid: "123" })).toBe(true);
+      const other = new Lock({ id, redis: redis(), uuid: "123" });
+      expect(await other.getStatus()).toBe("ACQUIRED");
+      expect(await other.extend(1000)).toBe(true);
+      expect(await other.release()).toBe(true);
+      expect(await holder.getStatus()).toBe("FREE");
+    });
+
+    it("lets one of two contending locks win until it releases", async () => {
+      const id = uniqueId("contention");
+      const winner = new Lock({ id, redis: redis(), retry: { attempts: 1 } });
+      const loser = new Lock({ id, redis: redis(), retry: { attempts: 1 } });
+      expect(await winner.acquire()).toBe(true);
+      expect(await loser.acquire()).toBe(false);
+      expect(await loser.getStatus()).toBe("FREE");
+      expect(await loser.release()).toBe(false);
+      expect(await winner.getStatus()).toBe("ACQUIRED");
+      expect(await winner.release()).toBe(true);
+      expect(await loser.acquire()).toBe(true);
+      expect(await loser.release()).toBe(true);
+    });
+
+    it("never lets two of many concurrent acquirers hold at once", async () => {
+      const id = uniqueId("many");
+      const locks = Array.from({ length: 8 }, () => new Lock({ id, redis: redis(), retry: { attempts: 1 } }));
+      const won = await Promise.all(locks.map((lock) => lock.acquire()));
+      expect(won.filter(Boolean).length).toBeLessThanOrEqual(1);
+      const statuses = await Promise.all(locks.map((lock) => lock.getStatus()));
+      expect(statuses.filter((status) => status === "ACQUIRED")).toHaveLength(won.filter(Boolean).length);
+      await Promise.all(locks.map((lock) => lock.release()));
+    });
+
+    it("waits for a release within a timeout", async () => {
+      const id = uniqueId("timeout");
+      const holder = new Lock({ id, redis: redis() });
+      await holder.acquireOrThrow();
+      const waiting = new Lock({ id, redis: redis(), retry: { delay: 20 } }).acquire({ timeout: 5_000 });
+      setTimeout(() => void holder.release(), 100);
+      expect(await waiting).toBe(true);
+    });
+
+    it("auto-extends a short lease through longer work, and await using releases", async () => {
+      const id = uniqueId("auto-extend");
+      {
+        await using lock = await new Lock({
+          id,
+          redis: redis(),
+          lease: 300,
+          autoExtend: true,
+        }).acquireOrThrow();
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        expect(lock.signal.aborted).toBe(false);
+        expect(await lock.getStatus()).toBe("ACQUIRED");
+      }
+      expect(await new Lock({ id, redis: redis(), uuid: "nobody" }).getStatus()).toBe("FREE");
+      const next = new Lock({ id, redis: redis(), retry: { attempts: 1 } });
+      expect(await next.acquire()).toBe(true);
+      await next.release();
     });
   });
 }
