@@ -9,13 +9,15 @@ import {
 } from "./errors";
 import { Hold } from "./hold";
 import { type AcquirePlan, type LockSettings, resolveAcquirePlan, resolveLockSettings } from "./options";
-import { raceAbort, sleep } from "./sleep";
+import { raceAbort } from "./sleep";
 import type { AttemptResult, LockStore } from "./store/lock-store";
 import { storeFor } from "./store/store-for";
 import { monotonicNow } from "./timers";
 import { newToken } from "./token";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { assertPositiveInteger } from "./validate";
+import { Doorbell } from "./wake/doorbell";
+import { ReleaseWatch } from "./wake/release-watch";
 
 ensureAsyncDisposeSymbol();
 
@@ -222,22 +224,25 @@ export class Lock implements AsyncDisposable {
     const plan = resolveAcquirePlan(config, this.#settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
+    const wakeUps = { bell: new Doorbell(), watch: undefined as ReleaseWatch | undefined };
+    try {
+      return await this.#tryUntilDone(plan, token, wakeUps);
+    } finally {
+      wakeUps.watch?.close();
+    }
+  }
+
+  async #tryUntilDone(
+    plan: AcquirePlan,
+    token: string,
+    wakeUps: { bell: Doorbell; watch: ReleaseWatch | undefined },
+  ): Promise<AcquireOutcome> {
     const started = monotonicNow();
     const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
     for (let attempt = 1; ; attempt++) {
+      wakeUps.bell.reset();
       const sentAt = monotonicNow();
-      const result = await raceAbort(
-        this.#store.attempt(token, plan.lease, plan.fencing),
-        plan.signal,
-        (abandoned) => {
-          // Attempts only reject on a bug, which the caller already sees through the abort; a
-          // result that took (or may have taken) the lock is released.
-          abandoned.then(
-            (late) => late.kind !== "held" && this.#releaseInBackground(token),
-            () => this.#releaseInBackground(token),
-          );
-        },
-      );
+      const result = await this.#attemptOnce(token, plan);
       if (result.kind === "acquired") {
         this.#startHold(token, plan, sentAt, result.fencingToken);
         return { acquired: true, attempts: attempt, elapsedMs: monotonicNow() - started };
@@ -246,16 +251,31 @@ export class Lock implements AsyncDisposable {
       if (attempt >= plan.attempts || now >= budgetEnd) {
         return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
       }
-      // Never sleep past the moment the holder's lease ends, nor past the caller's budget.
+      // From the first wait on, a release announcement ends any wait early (polling stays the fallback).
+      if (plan.wakeOnRelease && result.kind === "held")
+        wakeUps.watch ??= new ReleaseWatch(this.#store, wakeUps.bell);
+      // Never wait past the moment the holder's lease ends, nor past the caller's budget.
       let wait = backoffDelay(attempt, plan.backoff);
       if (result.kind === "held" && result.pttl >= 0) wait = Math.min(wait, result.pttl);
       try {
-        await sleep(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
+        await wakeUps.bell.wait(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
       } catch (reason) {
         if (result.kind === "error") this.#releaseInBackground(token);
         throw reason;
       }
     }
+  }
+
+  /** One acquire round, abandoned (and cleaned up after) if the caller's signal aborts. */
+  #attemptOnce(token: string, plan: AcquirePlan): Promise<AttemptResult> {
+    return raceAbort(this.#store.attempt(token, plan.lease, plan.fencing), plan.signal, (abandoned) => {
+      // Attempts only reject on a bug, which the caller already sees through the abort; a
+      // result that took (or may have taken) the lock is released.
+      abandoned.then(
+        (late) => late.kind !== "held" && this.#releaseInBackground(token),
+        () => this.#releaseInBackground(token),
+      );
+    });
   }
 
   async #giveUp(

@@ -42,6 +42,7 @@ interface HoldSettings {
   readonly fencing?: boolean;
   readonly autoExtend?: boolean | AutoExtendConfig;
   readonly onLost?: (error: LockLostError) => void;
+  readonly wakeOnRelease?: boolean;
 }
 
 /** Everything one acquisition uses, after the call's options were merged over the lock's. */
@@ -57,6 +58,8 @@ export interface AcquirePlan {
   readonly onLost: ((error: LockLostError) => void) | undefined;
   readonly timeout: number | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Whether waits end early on a release announcement (when the client can subscribe). */
+  readonly wakeOnRelease: boolean;
 }
 
 function validateRetry(retry: unknown): RetryConfig {
@@ -93,6 +96,11 @@ function validateHoldSettings(config: Partial<HoldSettings> & { retry?: unknown 
     }
   }
   if (config.onLost !== undefined) assertFunction("onLost", config.onLost);
+  if (config.wakeOnRelease !== undefined && typeof config.wakeOnRelease !== "boolean") {
+    throw new TypeError(
+      `Expected \`wakeOnRelease\` to be a boolean, got ${describeValue(config.wakeOnRelease)}`,
+    );
+  }
   return { ...config, retry: validateRetry(config.retry) } as HoldSettings;
 }
 
@@ -216,6 +224,7 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
     onLost: call.onLost ?? lock.hold.onLost,
     timeout: config?.timeout,
     signal: config?.signal,
+    wakeOnRelease: call.wakeOnRelease ?? lock.hold.wakeOnRelease ?? true,
   };
 }
 

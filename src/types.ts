@@ -74,6 +74,14 @@ type HoldOptions = {
    * it throws is ignored: it must never crash the process from a timer.
    */
   onLost?: (error: LockLostError) => void;
+  /**
+   * While waiting, subscribe to the lock's release announcements and retry as soon as one
+   * arrives, instead of at the next poll. Polling continues as the fallback. Off automatically
+   * when the client cannot subscribe (a plain `eval` client); costs a subscription per waiting
+   * acquisition (an SSE stream with `@upstash/redis`, a shared connection with ioredis and node-redis).
+   * @default true
+   */
+  wakeOnRelease?: boolean;
 };
 
 /** Per-call options of `acquire()`, `acquireOrThrow()` and `runExclusive()`; they apply to that call only. */

@@ -1,5 +1,6 @@
 import type { InstanceFailure, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
+import type { StopListening } from "../wake/release-feed";
 
 /** What one acquire round found. */
 export type AttemptResult =
@@ -32,4 +33,9 @@ export interface LockStore {
   status(token: string): Promise<Observation>;
   /** Restarts the lease if the key holds `token`. @throws {LockRedisError} */
   renew(token: string, lease: number): Promise<RenewalOutcome>;
+  /**
+   * Calls `onRelease` whenever the key is released, from when the promise resolves until the
+   * returned function is called. Resolves undefined when the client(s) cannot subscribe.
+   */
+  listenForRelease(onRelease: () => void): Promise<StopListening | undefined>;
 }

@@ -2,6 +2,7 @@ import { clockDriftAllowance } from "../drift";
 import { type InstanceFailure, type LockOperation, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
 import { monotonicNow } from "../timers";
+import type { StopListening } from "../wake/release-feed";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 import type { SingleStore } from "./single-store";
 import { within } from "./within";
@@ -91,6 +92,15 @@ export class QuorumStore implements LockStore {
       answer.ok ? { ok: true as const, value: answer.value === "renewed" } : answer,
     );
     return this.#decide("renew", renewed) ? "renewed" : "not-held";
+  }
+
+  async listenForRelease(onRelease: () => void): Promise<StopListening | undefined> {
+    const stops = await Promise.all(this.#instances.map((instance) => instance.listenForRelease(onRelease)));
+    const active = stops.filter((stop): stop is StopListening => stop !== undefined);
+    if (active.length === 0) return undefined;
+    return () => {
+      for (const stop of active) stop();
+    };
   }
 
   #ask<T>(operation: LockOperation, request: (instance: SingleStore) => Promise<T>): Promise<Answer<T>[]> {

@@ -11,6 +11,8 @@ import { deleteIfOwned } from "../scripts/release";
 import { renewIfOwned } from "../scripts/renew";
 import { checkOwner } from "../scripts/status";
 import { newToken } from "../token";
+import { releaseChannel } from "../wake/release-channel";
+import type { ReleaseFeed, StopListening } from "../wake/release-feed";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
 /** A lock whose key lives on one Redis (a single server, a replicated primary, or a cluster). */
@@ -18,11 +20,19 @@ export class SingleStore implements LockStore {
   readonly #lockId: string;
   readonly #key: string;
   readonly #scripts: ScriptRunner;
+  readonly #feed: ReleaseFeed | undefined;
+  readonly #channel: string;
 
-  constructor(lockId: string, key: string, scripts: ScriptRunner) {
+  /**
+   * @param scripts runs the scripts on the client.
+   * @param feed the client's release announcements, when it can subscribe.
+   */
+  constructor(lockId: string, key: string, scripts: ScriptRunner, feed: ReleaseFeed | undefined) {
     this.#lockId = lockId;
     this.#key = key;
     this.#scripts = scripts;
+    this.#feed = feed;
+    this.#channel = releaseChannel(key);
   }
 
   async attempt(token: string, lease: number, fencing: boolean): Promise<AttemptResult> {
@@ -45,7 +55,8 @@ export class SingleStore implements LockStore {
   async release(token: string): Promise<boolean> {
     // Each call gets its own id, so that its receipt answers only its own re-runs.
     const keys = [this.#key, receiptKey(this.#key, token)];
-    const reply = await this.#run("release", deleteIfOwned, keys, [token, newToken(), RECEIPT_LIFETIME_MS]);
+    const args: [string, ...ScriptArgument[]] = [token, newToken(), RECEIPT_LIFETIME_MS, this.#channel];
+    const reply = await this.#run("release", deleteIfOwned, keys, args);
     return replyInteger(reply) === 1;
   }
 
@@ -67,6 +78,10 @@ export class SingleStore implements LockStore {
   async renew(token: string, lease: number): Promise<RenewalOutcome> {
     const reply = await this.#run("renew", renewIfOwned, [this.#key], [token, lease]);
     return replyInteger(reply) === 1 ? "renewed" : "not-held";
+  }
+
+  async listenForRelease(onRelease: () => void): Promise<StopListening | undefined> {
+    return this.#feed?.listen(this.#channel, onRelease);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -55,10 +55,12 @@ async function exerciseEveryScript(run: Run): Promise<void> {
     await run(addLeaseIfOwned, [id, receiptKey(id, "other")], ["other", "x2", 5000, RECEIPT_MS]),
   ).toEqual([0, -2]);
 
-  expect(await run(deleteIfOwned, [id, receiptKey(id, "other")], ["other", "r1", RECEIPT_MS])).toBe(0);
-  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS])).toBe(1);
+  expect(
+    await run(deleteIfOwned, [id, receiptKey(id, "other")], ["other", "r1", RECEIPT_MS, "contract-channel"]),
+  ).toBe(0);
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS, "contract-channel"])).toBe(1);
   // A re-run of the same release (a retried request) answers the same from its receipt.
-  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS])).toBe(1);
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS, "contract-channel"])).toBe(1);
   expect(await run(checkOwner, [id], ["owner"])).toEqual([0, -2]);
 
   // With a fencing counter, a second key in the same slot; tokens increase with each acquisition.

@@ -1,0 +1,45 @@
+import { detectClient } from "../client/detect";
+import { ioredisFeed } from "./ioredis-feed";
+import { nodeRedisFeed } from "./node-redis-feed";
+import { upstashFeed } from "./upstash-feed";
+
+/** Stops listening; never rejects. */
+export type StopListening = () => void;
+
+/**
+ * Release announcements of one client. `listen` resolves once the subscription is active (so no
+ * release after that moment is missed), or with undefined when it could not be set up, in which
+ * case the waiter simply keeps polling.
+ */
+export interface ReleaseFeed {
+  listen(channel: string, onRelease: () => void): Promise<StopListening | undefined>;
+}
+
+const feeds = new WeakMap<object, ReleaseFeed | null>();
+
+/**
+ * The release feed of a client, shared by every lock using that client, or undefined when the
+ * client cannot subscribe (then waiters only poll).
+ */
+export function releaseFeedFor(client: unknown): ReleaseFeed | undefined {
+  if (typeof client !== "object" || client === null) return undefined;
+  let feed = feeds.get(client);
+  if (feed === undefined) {
+    feed = createFeed(client) ?? null;
+    feeds.set(client, feed);
+  }
+  return feed ?? undefined;
+}
+
+function createFeed(client: object): ReleaseFeed | undefined {
+  const detected = detectClient(client);
+  if (!detected) return undefined;
+  switch (detected.kind) {
+    case "ioredis":
+      return ioredisFeed(client);
+    case "node-redis":
+      return nodeRedisFeed(client);
+    case "eval":
+      return upstashFeed(client);
+  }
+}

@@ -1,0 +1,36 @@
+import type { LockStore } from "../store/lock-store";
+import type { Doorbell } from "./doorbell";
+import type { StopListening } from "./release-feed";
+
+/**
+ * A waiting acquisition's subscription to release announcements. It rings the doorbell once the
+ * subscription is active (so the waiter retries at once: a release between its failed attempt
+ * and the subscription would otherwise go unseen) and on every release after that. Closing it
+ * ends the subscription, also one still being set up.
+ */
+export class ReleaseWatch {
+  #stop: StopListening | undefined;
+  #closed = false;
+
+  constructor(store: LockStore, bell: Doorbell) {
+    store.listenForRelease(bell.ring).then(
+      (stop) => {
+        if (this.#closed) {
+          stop?.();
+          return;
+        }
+        this.#stop = stop;
+        if (stop) bell.ring();
+      },
+      () => {
+        // Subscribing failed: the waiter keeps polling.
+      },
+    );
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stop?.();
+    this.#stop = undefined;
+  }
+}

@@ -1,0 +1,58 @@
+import type { ReleaseFeed, StopListening } from "./release-feed";
+
+/** The part of `@upstash/redis`'s subscriber the feed uses (an SSE stream per subscription). */
+interface UpstashSubscriber {
+  on(type: "subscribe", listener: (count: number) => void): void;
+  on(type: "message", listener: (event: { channel: string }) => void): void;
+  on(type: "error", listener: (error: Error) => void): void;
+  unsubscribe(channels?: string[]): Promise<void>;
+}
+
+interface UpstashSubscribing {
+  subscribe(channels: string | string[]): UpstashSubscriber;
+}
+
+// How long to wait for the server to confirm a subscription before polling without it.
+const CONFIRM_WITHIN_MS = 2_000;
+
+/**
+ * Release feed over `@upstash/redis`'s `subscribe()`: one server-sent-events stream per waiting
+ * lock, opened after a failed attempt and closed when the wait ends.
+ */
+export function upstashFeed(client: object): ReleaseFeed | undefined {
+  if (typeof (client as Partial<UpstashSubscribing>).subscribe !== "function") return undefined;
+  const subscribing = client as UpstashSubscribing;
+  return {
+    listen(channel, onRelease) {
+      return new Promise<StopListening | undefined>((resolve) => {
+        let subscriber: UpstashSubscriber;
+        try {
+          subscriber = subscribing.subscribe(channel);
+        } catch {
+          resolve(undefined);
+          return;
+        }
+        const stop = () => {
+          subscriber.unsubscribe().catch(() => {});
+        };
+        const timer = setTimeout(() => {
+          stop();
+          resolve(undefined);
+        }, CONFIRM_WITHIN_MS);
+        subscriber.on("subscribe", () => {
+          clearTimeout(timer);
+          resolve(stop);
+        });
+        subscriber.on("message", (event) => {
+          if (event.channel === channel) onRelease();
+        });
+        subscriber.on("error", () => {
+          // The stream failed: keep polling; the waiter's own timers still bound the wait.
+          clearTimeout(timer);
+          stop();
+          resolve(undefined);
+        });
+      });
+    },
+  };
+}
