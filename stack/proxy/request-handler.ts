@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RespConnectionOptions } from "../resp/connection";
 import { RespConnectionError } from "../resp/errors";
 import { createTokenVerifier } from "./auth";
+import { isPreflight, writePreflightResponse } from "./cors";
 import type { DedicatedPool } from "./dedicated-pool";
 import { HttpError } from "./http-error";
 import { errorResponse, type JsonResponse, writeJsonResponse } from "./json-response";
@@ -9,6 +11,7 @@ import { requestedEncoding } from "./response-encoding";
 import { findRoute } from "./routes";
 import type { SharedPool } from "./shared-pool";
 import type { ProxyStats } from "./stats";
+import { streamSubscription, subscribedChannel } from "./subscribe";
 import { createSyncTokenSource } from "./sync-token";
 
 /** Upstash accepts these methods; the client only sends POST. */
@@ -21,11 +24,14 @@ export interface RequestHandlerDeps {
   readonly shared: SharedPool;
   readonly dedicated: DedicatedPool;
   readonly stats: ProxyStats;
+  /** Where Redis is, for the connections that subscription streams open. */
+  readonly redis: RespConnectionOptions;
 }
 
 /**
  * Builds the `node:http` request listener. Checks run cheapest first (method, route, token) so a rejected
- * request's body is never read; every outcome, failures included, is a JSON response.
+ * request's body is never read; every outcome, failures included, is a JSON response, except a CORS preflight
+ * (204, no body).
  */
 export function createRequestHandler(
   deps: RequestHandlerDeps,
@@ -33,14 +39,17 @@ export function createRequestHandler(
   const verifyToken = createTokenVerifier(deps.token);
   const nextSyncToken = createSyncTokenSource();
 
-  async function answer(req: IncomingMessage): Promise<JsonResponse> {
+  /** @param subscription whether the path is a subscription, which failed its method or token check. */
+  async function answer(req: IncomingMessage, subscription: boolean): Promise<JsonResponse> {
     if (!ALLOWED_METHODS.has(req.method ?? "")) {
       throw new HttpError(405, `ERR method ${req.method} not allowed`, {
         Allow: [...ALLOWED_METHODS].join(", "),
       });
     }
-    // Prefixing the origin keeps a target like "//pipeline" a path instead of a protocol-relative URL.
-    const url = new URL(`http://proxy.invalid${req.url ?? "/"}`);
+    const url = requestUrl(req);
+    if (subscription) {
+      throw new HttpError(401, "Unauthorized");
+    }
     const route = findRoute(url.pathname);
     if (route === undefined) {
       throw new HttpError(404, `ERR endpoint not found: ${url.pathname}`);
@@ -62,11 +71,26 @@ export function createRequestHandler(
 
   return (req, res) => {
     deps.stats.requests += 1;
-    answer(req).then(
+    if (isPreflight(req)) {
+      writePreflightResponse(res);
+      return;
+    }
+    // Subscriptions stream events instead of answering with JSON, once method and token pass.
+    const channel = subscribedChannel(requestUrl(req).pathname);
+    if (channel !== undefined && ALLOWED_METHODS.has(req.method ?? "") && verifyToken(req, requestUrl(req))) {
+      streamSubscription(req, res, channel, deps.redis);
+      return;
+    }
+    answer(req, channel !== undefined).then(
       (response) => writeJsonResponse(res, response, nextSyncToken()),
       (error: unknown) => writeJsonResponse(res, failureResponse(error), nextSyncToken()),
     );
   };
+}
+
+/** The request's URL; prefixing an origin keeps a target like "//pipeline" a path, not a protocol-relative URL. */
+function requestUrl(req: IncomingMessage): URL {
+  return new URL(`http://proxy.invalid${req.url ?? "/"}`);
 }
 
 /** Maps a thrown error to its response; never an empty body. */

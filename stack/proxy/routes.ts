@@ -10,9 +10,8 @@ export type RouteHandler = (context: RouteContext) => Promise<JsonResponse>;
 /**
  * The command routes, by exact path. `""` (a base URL without path) arrives as `/`.
  *
- * Streaming routes such as `POST /subscribe/<channel>` (SSE) are a different kind: matched by prefix, given
- * the raw response and a dedicated connection in pub/sub mode, and never a JSON body. They belong next to this
- * table as a second lookup in the request handler, not in it.
+ * The streaming route `POST /subscribe/<channel>` (SSE) is a different kind, matched by prefix in the request
+ * handler before this table: see `subscribe.ts`.
  */
 const ROUTES: ReadonlyMap<string, RouteHandler> = new Map([
   ["/", handleSingle],

@@ -84,7 +84,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   const shared = new SharedPool(redis, poolSize);
   const dedicated = new DedicatedPool(redis, MAX_IDLE_TRANSACTION_CONNECTIONS);
   const stats = createStats();
-  const server = createServer(createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats }));
+  const server = createServer(createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats, redis }));
   server.on("clientError", answerClientError);
   const host = options.host ?? "127.0.0.1";
   try {
@@ -151,6 +151,6 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
   const body = JSON.stringify({ error: `ERR malformed HTTP request: ${error.message}` });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

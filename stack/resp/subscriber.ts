@@ -1,0 +1,97 @@
+import { connect, type Socket } from "node:net";
+import type { Command } from "./command";
+import type { RespConnectionOptions } from "./connection";
+import { encodeCommands } from "./encoder";
+import { RespParser } from "./parser";
+import { RespError, RespInteger, type RespReply } from "./reply";
+
+/** A pub/sub event, as Redis pushes it to a subscribed connection. */
+export type PubSubEvent =
+  | { readonly kind: "subscribe"; readonly channel: string; readonly count: number }
+  | { readonly kind: "message"; readonly channel: string; readonly payload: Buffer };
+
+/** What a subscriber reports. */
+export interface SubscriberListeners {
+  /** Every subscribe confirmation and message, in order. */
+  onEvent(event: PubSubEvent): void;
+  /** Once, when the connection ends for any reason other than `close()`; `error` says why. */
+  onEnd(error: Error): void;
+}
+
+/**
+ * One connection to Redis in subscriber mode, for one SSE stream. Unlike {@link RespConnection}, replies
+ * here are pushed by Redis rather than requested, so they are dispatched as events, not matched to calls.
+ */
+export class RespSubscriber {
+  readonly #socket: Socket;
+  readonly #listeners: SubscriberListeners;
+  readonly #parser = new RespParser();
+  /** Replies still owed to the handshake (AUTH, SELECT) before pub/sub events start. */
+  #handshakeReplies: number;
+  #closed = false;
+
+  /** Connects, runs the handshake and subscribes to `channels`; events arrive through `listeners`. */
+  constructor(options: RespConnectionOptions, channels: readonly string[], listeners: SubscriberListeners) {
+    const handshake: readonly Command[] = options.handshake ?? [];
+    this.#handshakeReplies = handshake.length;
+    this.#listeners = listeners;
+    this.#socket = connect({ host: options.host, port: options.port, noDelay: true });
+    this.#socket.setTimeout(options.connectTimeoutMs ?? 5000, () =>
+      this.#end(new Error("Redis connect timed out")),
+    );
+    this.#socket.once("connect", () => {
+      this.#socket.setTimeout(0);
+      this.#socket.write(encodeCommands([...handshake, ["SUBSCRIBE", ...channels]]));
+    });
+    this.#socket.on("data", (chunk) => {
+      try {
+        for (const reply of this.#parser.feed(chunk)) this.#dispatch(reply);
+      } catch (error) {
+        this.#end(error as Error);
+      }
+    });
+    this.#socket.on("error", (error) => this.#end(error));
+    this.#socket.on("close", () => this.#end(new Error("Redis closed the connection")));
+  }
+
+  /** Ends the subscription and the connection; no listener is called afterwards. */
+  close(): void {
+    this.#closed = true;
+    this.#socket.destroy();
+  }
+
+  #dispatch(reply: RespReply): void {
+    if (this.#handshakeReplies > 0) {
+      this.#handshakeReplies -= 1;
+      if (reply instanceof RespError) this.#end(new Error(`Redis rejected the handshake: ${reply.message}`));
+      return;
+    }
+    if (reply instanceof RespError) {
+      this.#end(new Error(reply.message));
+      return;
+    }
+    const event = toEvent(reply);
+    if (event && !this.#closed) this.#listeners.onEvent(event);
+  }
+
+  #end(error: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.destroy();
+    this.#listeners.onEnd(error);
+  }
+}
+
+function toEvent(reply: RespReply): PubSubEvent | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const [kind, channel, detail] = reply;
+  if (!Buffer.isBuffer(kind) || !Buffer.isBuffer(channel)) return undefined;
+  const name = kind.toString();
+  if (name === "subscribe" && detail instanceof RespInteger) {
+    return { kind: "subscribe", channel: channel.toString(), count: detail.toNumber() };
+  }
+  if (name === "message" && Buffer.isBuffer(detail)) {
+    return { kind: "message", channel: channel.toString(), payload: detail };
+  }
+  return undefined;
+}
