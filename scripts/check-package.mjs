@@ -44,7 +44,14 @@ try {
   }
   const sandbox = { crypto: globalThis.crypto, TextEncoder, TextDecoder, setTimeout, performance };
   runInNewContext(`${iife}\nthis.exported = UpstashLock;`, sandbox);
-  for (const name of ["Lock", "Debounce", "LockAcquisitionError", "LockRedisError", "LockLostError", "LockError"]) {
+  for (const name of [
+    "Lock",
+    "Debounce",
+    "LockAcquisitionError",
+    "LockRedisError",
+    "LockLostError",
+    "LockError",
+  ]) {
     if (typeof sandbox.exported?.[name] !== "function") throw new Error(`UpstashLock.${name} is missing`);
   }
   process.stdout.write("global UpstashLock exposes Lock, Debounce and the error classes\n");

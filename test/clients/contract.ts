@@ -228,6 +228,20 @@ export function describeLockContract(
       expect(await waiting).toBe(true);
     });
 
+    it("wakes a waiter as soon as the holder releases, long before its next poll", async () => {
+      const id = uniqueId("wake");
+      const holder = new Lock({ id, redis: redis(), lease: 60_000 });
+      await holder.acquireOrThrow();
+      // Polls 20 s apart: only the release announcement can end the wait early.
+      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 3, delay: 20_000 } });
+      const started = performance.now();
+      const waiting = waiter.acquire();
+      setTimeout(() => void holder.release(), 300);
+      expect(await waiting).toBe(true);
+      expect(performance.now() - started).toBeLessThan(10_000);
+      await waiter.release();
+    });
+
     it("auto-extends a short lease through longer work, and await using releases", async () => {
       const id = uniqueId("auto-extend");
       {

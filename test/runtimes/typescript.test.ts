@@ -1,0 +1,83 @@
+import { execFile } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Consumer, installBuiltPackage, repoRoot } from "./support/built-package";
+
+// The declarations as a TypeScript user receives them (from the packed tarball), compiled by the oldest
+// TypeScript we support, with `lib` ES2022 only, no @types/node and skipLibCheck off, so every line of the
+// .d.ts files is checked. TypeScript 5.2 is the floor: the declarations reference the `esnext.disposable` lib
+// (for `AsyncDisposable` and `await using`), which 5.0 and 5.1 do not have.
+// It is the dependency of a nested package (test/runtimes/oldest-typescript), so that its `tsc` does not take
+// the place of the project's own in node_modules/.bin, as an npm alias would.
+const manifest = createRequire(join(repoRoot, "node_modules/oldest-typescript/package.json")).resolve(
+  "typescript/package.json",
+);
+const tsc = join(dirname(manifest), "bin/tsc");
+const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
+const run = promisify(execFile);
+
+/** Uses every kind of export: classes, errors, type-only names, options, fencing and `await using`. */
+const CONSUMER = `import { Debounce, isLockError, Lock, LockAcquisitionError, type LockCreateConfig, type LockStatus } from "@upstash/lock";
+
+const redis = { eval: async (_script: string, _keys: string[], _args: (string | number)[]): Promise<unknown> => 1 };
+const options: LockCreateConfig = { id: "x", redis, lease: 1000, retry: { attempts: 1, delay: 5 }, autoExtend: true };
+
+export async function status(): Promise<LockStatus | "busy"> {
+  try {
+    await using lock = await new Lock(options).acquireOrThrow({ fencing: true, timeout: 500 });
+    if (lock.remainingMs <= 0) return "FREE";
+    const token: number | undefined = lock.fencingToken;
+    return token === undefined ? "FREE" : lock.getStatus();
+  } catch (error) {
+    if (error instanceof LockAcquisitionError && isLockError(error)) return "busy";
+    throw error;
+  }
+}
+
+// No AbortSignal members: without the DOM lib or @types/node, a consumer has no AbortSignal type of its own.
+export const signalOf = (lock: Lock) => lock.signal;
+export const debounce = new Debounce({ id: "d", redis, wait: 10, callback: (n: number) => n * 2 });
+`;
+
+let consumer: Consumer;
+
+beforeAll(async () => {
+  consumer = await installBuiltPackage();
+  writeFileSync(join(consumer.dir, "consumer.ts"), CONSUMER);
+  // The same code as a CommonJS module, so `require` resolution reaches dist/index.d.cts.
+  writeFileSync(join(consumer.dir, "consumer-cjs.cts"), CONSUMER);
+});
+
+afterAll(() => consumer?.remove());
+
+describe(`TypeScript ${version} (the oldest supported), lib ES2022 only, no @types/node`, () => {
+  it.each([
+    ["nodenext (ESM and CommonJS)", "nodenext", "nodenext", ["consumer.ts", "consumer-cjs.cts"]],
+    ["bundler", "esnext", "bundler", ["consumer.ts"]],
+    ["node10 (CommonJS, no exports map)", "commonjs", "node10", ["consumer.ts"]],
+  ])(
+    "the declarations and a consumer type-check under %s resolution",
+    async (_name, module, moduleResolution, files) => {
+      const compilerOptions = {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        lib: ["es2022"],
+        types: [],
+        target: "es2022",
+        module,
+        moduleResolution,
+      };
+      const project = join(consumer.dir, `tsconfig.${moduleResolution}.json`);
+      writeFileSync(project, JSON.stringify({ compilerOptions, files }));
+      const outcome = await run(process.execPath, [tsc, "-p", project], { cwd: consumer.dir }).then(
+        () => "",
+        (error: { stdout?: string; message: string }) => error.stdout || error.message,
+      );
+      expect(outcome).toBe("");
+    },
+  );
+});
