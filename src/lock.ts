@@ -239,7 +239,9 @@ export class Lock implements AsyncDisposable {
   ): Promise<AcquireOutcome> {
     const started = monotonicNow();
     const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
-    for (let attempt = 1; ; attempt++) {
+    let attempt = 0;
+    for (let countsAsAttempt = true; ; ) {
+      if (countsAsAttempt) attempt += 1;
       wakeUps.bell.reset();
       const sentAt = monotonicNow();
       const result = await this.#attemptOnce(token, plan);
@@ -263,6 +265,8 @@ export class Lock implements AsyncDisposable {
         if (result.kind === "error") this.#releaseInBackground(token);
         throw reason;
       }
+      // The try right after the subscription became active catches a release announced before it.
+      countsAsAttempt = !wakeUps.watch?.takeActivation();
     }
   }
 

@@ -168,6 +168,5 @@ declare global {
    * Declared empty so that the type declarations compile for consumers with neither the DOM lib
    * nor @types/node (`lib: ["es2022"]`); it merges with the real AbortSignal wherever one exists.
    */
-  // biome-ignore lint/suspicious/noEmptyInterface: merges with the platform's declaration.
   interface AbortSignal {}
 }

@@ -11,6 +11,7 @@ import type { StopListening } from "./release-feed";
 export class ReleaseWatch {
   #stop: StopListening | undefined;
   #closed = false;
+  #activationUnseen = false;
 
   constructor(store: LockStore, bell: Doorbell) {
     store.listenForRelease(bell.ring).then(
@@ -20,12 +21,25 @@ export class ReleaseWatch {
           return;
         }
         this.#stop = stop;
-        if (stop) bell.ring();
+        if (stop) {
+          this.#activationUnseen = true;
+          bell.ring();
+        }
       },
       () => {
         // Subscribing failed: the waiter keeps polling.
       },
     );
+  }
+
+  /**
+   * True once, after the subscription became active: the retry it causes is the check for a
+   * release that came before it, not one of the caller's attempts.
+   */
+  takeActivation(): boolean {
+    const unseen = this.#activationUnseen;
+    this.#activationUnseen = false;
+    return unseen;
   }
 
   close(): void {
