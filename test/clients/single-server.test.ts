@@ -3,10 +3,13 @@ import { Redis as IoRedis } from "ioredis";
 import { createClient, RESP_TYPES } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisClient } from "../../src/client/redis-client";
+import { Lock } from "../../src/index";
+import { releaseChannel } from "../../src/wake/release-channel";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { RespConnection } from "../../stack/resp/connection";
 import { RespInteger } from "../../stack/resp/reply";
+import { uniqueId } from "../support/redis";
 import { describeClientContract, type ServerControls } from "./contract";
 
 // One private redis-server for this file: its script cache may be flushed, unlike the suite's shared one.
@@ -72,6 +75,27 @@ const nodeRedis =
     return { client, close: () => base.close() };
   };
 
+/** Subscribers the server counts on `channel`. */
+async function subscribers(channel: string): Promise<number> {
+  const [, count] = (await admin.call("PUBSUB", "NUMSUB", channel)) as [unknown, RespInteger];
+  return count.toNumber();
+}
+
+/** Client connections the server has open. */
+async function connectedClients(): Promise<number> {
+  const list = (await admin.call("CLIENT", "LIST")) as Buffer;
+  return list.toString().trim().split("\n").length;
+}
+
+/** Polls `condition` every 20 ms, for at most 5 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let poll = 0; poll < 250; poll++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("condition not reached within 5 s");
+}
+
 describe.each<[string, Connect]>([
   ["@upstash/redis (REST proxy)", upstash],
   ["ioredis (RESP2)", ioredis({ protocol: 2 })],
@@ -91,6 +115,22 @@ describe.each<[string, Connect]>([
   });
 
   describeClientContract(() => connected.client, controls);
+
+  it("leaves no subscription or extra connection behind once a woken wait ends", async () => {
+    const id = uniqueId("wake-cleanup");
+    const holder = new Lock({ id, redis: connected.client, lease: 60_000 });
+    await holder.acquireOrThrow();
+    const connectionsBefore = await connectedClients();
+    const waiter = new Lock({ id, redis: connected.client, retry: { attempts: 3, delay: 20_000 } });
+    const waiting = waiter.acquire();
+    // The waiter subscribes: the server sees a subscriber on the lock's channel.
+    await until(async () => (await subscribers(releaseChannel(id))) === 1);
+    await holder.release();
+    expect(await waiting).toBe(true);
+    await until(async () => (await subscribers(releaseChannel(id))) === 0);
+    await until(async () => (await connectedClients()) <= connectionsBefore);
+    await waiter.release();
+  });
 
   it("emitted no client errors", () => {
     expect(errors).toEqual([]);
