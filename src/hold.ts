@@ -29,7 +29,10 @@ export class Hold {
   readonly fencingToken: number | undefined;
   readonly #lockId: string;
   readonly #lease: number;
-  readonly #controller = new AbortController();
+  /** Created when first needed: most holds are released without anyone asking for a signal. */
+  #controller: AbortController | undefined;
+  /** Whether anyone can observe a loss (signal, onLost, auto-extend): only then is the deadline timed. */
+  #watched: boolean;
   readonly #onLost: HoldStart["onLost"];
   readonly #renewal: HoldStart["renewal"];
   #deadline = 0;
@@ -44,12 +47,18 @@ export class Hold {
     this.#lease = start.lease;
     this.#onLost = start.onLost;
     this.#renewal = start.renewal;
+    this.#watched = start.onLost !== undefined || start.renewal !== undefined;
     this.confirm(start.sentAt, start.lease);
     if (this.#renewal) this.#scheduleRenewal(this.#renewal.interval);
   }
 
   /** Aborts, with a LockLostError as its reason, when the hold is lost. */
   get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (!this.#watched) {
+      this.#watched = true;
+      this.#armDeadline();
+    }
     return this.#controller.signal;
   }
 
@@ -71,6 +80,11 @@ export class Hold {
     if (this.#ended) return;
     if (pttl < 0) return; // -1: the key has no expiry, so there is no deadline to move.
     this.#deadline = sentAt + pttl - clockDriftAllowance(pttl);
+    if (this.#watched) this.#armDeadline();
+  }
+
+  #armDeadline(): void {
+    if (this.#ended) return;
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = backgroundTimer(this.#deadline - monotonicNow(), () => this.lose("expired"));
   }
@@ -80,6 +94,7 @@ export class Hold {
     if (this.#ended) return;
     this.end();
     const error = new LockLostError(this.#lockId, reason);
+    this.#controller ??= new AbortController();
     this.#controller.abort(error);
     try {
       const result: unknown = this.#onLost?.(error);

@@ -1,14 +1,13 @@
 import { sameSlotKey } from "./hash-slot";
 
 /**
- * How long a release or extend receipt lives, in milliseconds. It must outlast the client's own
- * retries of one request (about 4.3 s with @upstash/redis defaults) with room to spare.
+ * Where release and extend leave the receipt of their last call on a lock, for 30 s (set in the
+ * scripts): far longer than a client keeps re-sending one request (about 4.3 s with
+ * @upstash/redis defaults). One key per lock, not per token, keeps requests small; the price is
+ * that a re-sent call answers differently if another owner released or extended meanwhile.
  */
-export const RECEIPT_LIFETIME_MS = 30_000;
-
-/** Where release and extend leave the receipt of their last call for `token`. */
-export function receiptKey(lockKey: string, token: string): string {
-  return sameSlotKey(lockKey, `:receipt:${token}`);
+export function receiptKey(lockKey: string): string {
+  return sameSlotKey(lockKey, ":receipt");
 }
 
 /**

@@ -240,6 +240,7 @@ export class Lock implements AsyncDisposable {
     const started = monotonicNow();
     const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
     let attempt = 0;
+    let fastestRoundTrip = Number.POSITIVE_INFINITY;
     for (let countsAsAttempt = true; ; ) {
       if (countsAsAttempt) attempt += 1;
       wakeUps.bell.reset();
@@ -250,6 +251,10 @@ export class Lock implements AsyncDisposable {
         return { acquired: true, attempts: attempt, elapsedMs: monotonicNow() - started };
       }
       const now = monotonicNow();
+      // Woken waiters spread their retries over a few round trips, so the first one's success
+      // (announced) reaches the others before they send theirs.
+      fastestRoundTrip = Math.min(fastestRoundTrip, now - sentAt);
+      wakeUps.bell.spreadMs = Math.min(4 * fastestRoundTrip, plan.backoff.delay);
       if (attempt >= plan.attempts || now >= budgetEnd) {
         return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
       }

@@ -3,7 +3,8 @@ import type { LuaScript } from "./lua-script";
 /**
  * Takes the lock when the key is free, or confirms it when the key already holds this token:
  * a request that ran but whose reply was lost, then re-sent by the client, must still count
- * as acquired. The lease restarts from now in both cases.
+ * as acquired. The lease restarts from now in both cases. A success is announced on the lock's
+ * event channel, so that waiters woken by a release who have not retried yet stand down.
  *
  * With a second key, also issues a fencing token: the larger of the previous token plus one and
  * Redis's clock in microseconds. The clock keeps tokens increasing when the counter key has
@@ -26,6 +27,7 @@ if holder ~= false and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
 if KEYS[2] == nil then
   return {1}
 end
@@ -35,5 +37,5 @@ local fence = math.max(tonumber(redis.call("GET", KEYS[2]) or "0") + 1, now)
 redis.call("SET", KEYS[2], string.format("%.0f", fence), "PX", ARGV[3])
 return {1, fence}
 `,
-  sha1: "15ba918724beda3ad7be195eff179425f0594cf0",
+  sha1: "8e79f0138e100ee90769dcc9cd8a3c2bd062a120",
 };

@@ -1,15 +1,15 @@
 import type { LuaScript } from "./lua-script";
 
 /**
- * Adds milliseconds to the remaining lease while the lock holds this token. A receipt makes a
- * re-run of the same call (a client retry after a lost reply) a no-op that answers the same.
+ * Adds milliseconds to the remaining lease while the lock holds this token. A receipt of the call
+ * (30 s, shared with release) makes a re-run of the same call (a client retry after a lost reply)
+ * a no-op that answers the same.
  *
  * KEYS[1]  lock key
- * KEYS[2]  receipt key of this token (same slot as KEYS[1])
+ * KEYS[2]  receipt key of the lock (same slot as KEYS[1])
  * ARGV[1]  token
  * ARGV[2]  call id, unique per extend() call
  * ARGV[3]  milliseconds to add
- * ARGV[4]  receipt lifetime, in milliseconds
  * Returns  {1, pttl} when the lease was extended (pttl: remaining lease in milliseconds after
  *          the call, -1 if the key has no expiry, which is then left alone);
  *          {0, -2} when the key does not hold this token.
@@ -28,8 +28,8 @@ if remaining == -1 then
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[1], target)
-redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[4])
+redis.call("SET", KEYS[2], ARGV[2], "PX", 30000)
 return {1, target}
 `,
-  sha1: "2fa89ebfd6c178710aedd5799a53cd8f4204a25d",
+  sha1: "87e5f521168ef5d017ad5a7236ac92b84be3bb5b",
 };

@@ -1,5 +1,6 @@
 import type { InstanceFailure, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
+import type { LockEvent } from "../wake/release-channel";
 import type { StopListening } from "../wake/release-feed";
 
 /** What one acquire round found. */
@@ -34,8 +35,8 @@ export interface LockStore {
   /** Restarts the lease if the key holds `token`. @throws {LockRedisError} */
   renew(token: string, lease: number): Promise<RenewalOutcome>;
   /**
-   * Calls `onRelease` whenever the key is released, from when the promise resolves until the
-   * returned function is called. Resolves undefined when the client(s) cannot subscribe.
+   * Calls `onEvent` whenever the lock is released or acquired, from when the promise resolves
+   * until the returned function is called. Resolves undefined when the client(s) cannot subscribe.
    */
-  listenForRelease(onRelease: () => void): Promise<StopListening | undefined>;
+  listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined>;
 }

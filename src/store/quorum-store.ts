@@ -2,6 +2,7 @@ import { clockDriftAllowance } from "../drift";
 import { type InstanceFailure, type LockOperation, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
 import { monotonicNow } from "../timers";
+import type { LockEvent } from "../wake/release-channel";
 import type { StopListening } from "../wake/release-feed";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 import type { SingleStore } from "./single-store";
@@ -94,8 +95,8 @@ export class QuorumStore implements LockStore {
     return this.#decide("renew", renewed) ? "renewed" : "not-held";
   }
 
-  async listenForRelease(onRelease: () => void): Promise<StopListening | undefined> {
-    const stops = await Promise.all(this.#instances.map((instance) => instance.listenForRelease(onRelease)));
+  async listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined> {
+    const stops = await Promise.all(this.#instances.map((instance) => instance.listenForEvents(onEvent)));
     const active = stops.filter((stop): stop is StopListening => stop !== undefined);
     if (active.length === 0) return undefined;
     return () => {

@@ -1,17 +1,17 @@
+import { newCallId } from "../call-id";
 import type { ScriptArgument } from "../client/redis-client";
 import { replyInteger, replyIntegers } from "../client/reply";
 import type { ScriptRunner } from "../client/script-runner";
 import { type LockOperation, LockRedisError } from "../errors";
 import type { RenewalOutcome } from "../hold";
-import { FENCE_COUNTER_LIFETIME_MS, fenceKey, RECEIPT_LIFETIME_MS, receiptKey } from "../keys";
+import { FENCE_COUNTER_LIFETIME_MS, fenceKey, receiptKey } from "../keys";
 import { takeIfFreeOrOwned } from "../scripts/acquire";
 import { addLeaseIfOwned } from "../scripts/extend";
 import type { LuaScript } from "../scripts/lua-script";
 import { deleteIfOwned } from "../scripts/release";
 import { renewIfOwned } from "../scripts/renew";
 import { checkOwner } from "../scripts/status";
-import { newToken } from "../token";
-import { releaseChannel } from "../wake/release-channel";
+import { type LockEvent, lockEventChannel } from "../wake/release-channel";
 import type { ReleaseFeed, StopListening } from "../wake/release-feed";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
@@ -20,8 +20,9 @@ export class SingleStore implements LockStore {
   readonly #lockId: string;
   readonly #key: string;
   readonly #scripts: ScriptRunner;
+  readonly #receiptKey: string;
   readonly #feed: ReleaseFeed | undefined;
-  readonly #channel: string;
+  #channel: Promise<string | undefined> | undefined;
 
   /**
    * @param scripts runs the scripts on the client.
@@ -31,8 +32,8 @@ export class SingleStore implements LockStore {
     this.#lockId = lockId;
     this.#key = key;
     this.#scripts = scripts;
+    this.#receiptKey = receiptKey(key);
     this.#feed = feed;
-    this.#channel = releaseChannel(key);
   }
 
   async attempt(token: string, lease: number, fencing: boolean): Promise<AttemptResult> {
@@ -54,21 +55,14 @@ export class SingleStore implements LockStore {
 
   async release(token: string): Promise<boolean> {
     // Each call gets its own id, so that its receipt answers only its own re-runs.
-    const keys = [this.#key, receiptKey(this.#key, token)];
-    const args: [string, ...ScriptArgument[]] = [token, newToken(), RECEIPT_LIFETIME_MS, this.#channel];
-    const reply = await this.#run("release", deleteIfOwned, keys, args);
+    const keys = [this.#key, this.#receiptKey];
+    const reply = await this.#run("release", deleteIfOwned, keys, [token, newCallId()]);
     return replyInteger(reply) === 1;
   }
 
   async extend(token: string, amount: number): Promise<Observation> {
-    const keys = [this.#key, receiptKey(this.#key, token)];
-    const reply = await this.#run("extend", addLeaseIfOwned, keys, [
-      token,
-      newToken(),
-      amount,
-      RECEIPT_LIFETIME_MS,
-    ]);
-    return observation(reply);
+    const keys = [this.#key, this.#receiptKey];
+    return observation(await this.#run("extend", addLeaseIfOwned, keys, [token, newCallId(), amount]));
   }
 
   async status(token: string): Promise<Observation> {
@@ -80,8 +74,11 @@ export class SingleStore implements LockStore {
     return replyInteger(reply) === 1 ? "renewed" : "not-held";
   }
 
-  async listenForRelease(onRelease: () => void): Promise<StopListening | undefined> {
-    return this.#feed?.listen(this.#channel, onRelease);
+  async listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined> {
+    if (!this.#feed) return undefined;
+    this.#channel ??= lockEventChannel(this.#key);
+    const channel = await this.#channel;
+    return channel === undefined ? undefined : this.#feed.listen(channel, onEvent);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -1,41 +1,70 @@
-import { sleep } from "../sleep";
+import { monotonicNow } from "../timers";
+import type { LockEvent } from "./release-channel";
 
 /**
- * Lets a release announcement cut a wait short. A ring that arrives while no one waits (during
- * an attempt) is remembered, so the next wait ends at once rather than missing it.
+ * Lets lock events cut a waiting acquisition's wait short, without a stampede.
+ *
+ * A release ends the wait after a random delay within `spreadMs`, so that of all the waiters it
+ * wakes, one retries first; its success is announced ("acquired"), and the others, still within
+ * their delay, stand down and go back to their normal wait instead of each sending a doomed try.
+ * An event that arrives while no one waits (an attempt is in flight) is remembered for the next
+ * wait.
  */
 export class Doorbell {
-  #rung = false;
-  #wake: (() => void) | undefined;
+  /** How widely woken waiters spread their retries, in milliseconds: a few round trips. */
+  spreadMs = 0;
+  #released = false;
+  #onEvent: ((event: LockEvent | "now") => void) | undefined;
 
-  /** Called by the release feed. */
-  readonly ring = (): void => {
-    this.#rung = true;
-    this.#wake?.();
+  /** Called by the event feed. */
+  readonly ring = (event: LockEvent): void => {
+    this.#released = event === "released";
+    this.#onEvent?.(event);
   };
 
-  /** Forgets earlier rings: called as an attempt is sent, which sees any release before it. */
-  reset(): void {
-    this.#rung = false;
+  /** Ends the current (or next) wait at once: the subscription just became active. */
+  ringNow(): void {
+    this.#released = true;
+    this.#onEvent?.("now");
   }
 
-  /** Waits `ms`, or less if the bell rings; rejects with `signal.reason` on abort. */
-  async wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (signal?.aborted) throw signal.reason;
-    if (this.#rung) return;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    this.#wake = () => controller.abort(RUNG);
-    try {
-      await sleep(ms, controller.signal);
-    } catch (reason) {
-      if (reason !== RUNG) throw reason;
-    } finally {
-      this.#wake = undefined;
-      signal?.removeEventListener("abort", onAbort);
-    }
+  /** Forgets earlier events: called as an attempt is sent, which sees any release before it. */
+  reset(): void {
+    this.#released = false;
+  }
+
+  /** Waits `ms`, or less after a release; rejects with `signal.reason` on abort. */
+  wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const deadline = monotonicNow() + ms;
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.#onEvent = undefined;
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        cleanup();
+        reject(signal?.reason);
+      };
+      const wakeAt = (at: number) => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => {
+            cleanup();
+            resolve();
+          },
+          Math.max(0, at - monotonicNow()),
+        );
+      };
+      const soon = () => Math.min(deadline, monotonicNow() + Math.random() * this.spreadMs);
+      this.#onEvent = (event) => {
+        if (event === "now") wakeAt(monotonicNow());
+        else wakeAt(event === "released" ? soon() : deadline);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      wakeAt(this.#released ? soon() : deadline);
+    });
   }
 }
-
-const RUNG = Symbol("rung");

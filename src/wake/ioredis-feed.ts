@@ -26,7 +26,7 @@ export function ioredisFeed(client: object): ReleaseFeed | undefined {
     const created = source.duplicate();
     // An EventEmitter without an error listener throws; connection trouble only means polling.
     created.on("error", () => {});
-    created.on("message", (channel) => listeners.notify(channel));
+    created.on("message", (channel, message) => listeners.notify(channel, message));
     subscriber = created;
     return created;
   };
@@ -37,10 +37,10 @@ export function ioredisFeed(client: object): ReleaseFeed | undefined {
   };
 
   return {
-    async listen(channel, onRelease) {
-      const first = listeners.add(channel, onRelease);
+    async listen(channel, onEvent) {
+      const first = listeners.add(channel, onEvent);
       const stop = () => {
-        if (listeners.remove(channel, onRelease)) {
+        if (listeners.remove(channel, onEvent)) {
           subscriber?.unsubscribe(channel).catch(() => {});
           closeIfIdle();
         }

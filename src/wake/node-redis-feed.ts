@@ -40,16 +40,17 @@ export function nodeRedisFeed(client: object): ReleaseFeed | undefined {
   };
 
   return {
-    async listen(channel, onRelease) {
-      const first = listeners.add(channel, onRelease);
+    async listen(channel, onEvent) {
+      const first = listeners.add(channel, onEvent);
       const stop = () => {
-        if (listeners.remove(channel, onRelease)) {
+        if (listeners.remove(channel, onEvent)) {
           subscriber?.then((created) => created.unsubscribe(channel)).catch(() => {});
           closeIfIdle();
         }
       };
       try {
-        if (first) await (await connection()).subscribe(channel, () => listeners.notify(channel));
+        if (first)
+          await (await connection()).subscribe(channel, (message) => listeners.notify(channel, message));
         return stop;
       } catch {
         stop();

@@ -1,12 +1,28 @@
+/** What a lock's event channel carries. */
+export type LockEvent = "released" | "acquired";
+
+const encoder = new TextEncoder();
+
 /**
- * The pub/sub channel a lock's release is announced on. The key is base64url-encoded so the
- * channel is safe in a URL path (Upstash's REST subscribe endpoint puts it there) whatever the
- * id contains; every version and client derives the same name.
+ * The pub/sub channel a lock's acquisitions and releases are announced on:
+ * `lock-events:<SHA-1 of the key, hex>`, which the scripts compute with `redis.sha1hex`. Hashing
+ * keeps the name safe in a URL path (Upstash's REST subscribe endpoint puts it there) and short,
+ * whatever the id. Resolves undefined where Web Crypto's digest is missing; then waiters only poll.
  */
-export function releaseChannel(key: string): string {
-  const bytes = new TextEncoder().encode(key);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  const base64url = btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  return `lock-released:${base64url}`;
+export async function lockEventChannel(key: string): Promise<string | undefined> {
+  const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
+  if (typeof subtle?.digest !== "function") return undefined;
+  try {
+    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(key)));
+    let hex = "";
+    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+    return `lock-events:${hex}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads a channel message as a lock event; anything else counts as a release (the safe guess: retry). */
+export function lockEventOf(message: unknown): LockEvent {
+  return message === "acquired" ? "acquired" : "released";
 }

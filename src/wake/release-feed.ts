@@ -1,18 +1,19 @@
 import { detectClient } from "../client/detect";
 import { ioredisFeed } from "./ioredis-feed";
 import { nodeRedisFeed } from "./node-redis-feed";
+import type { LockEvent } from "./release-channel";
 import { upstashFeed } from "./upstash-feed";
 
 /** Stops listening; never rejects. */
 export type StopListening = () => void;
 
 /**
- * Release announcements of one client. `listen` resolves once the subscription is active (so no
- * release after that moment is missed), or with undefined when it could not be set up, in which
+ * Lock event announcements of one client. `listen` resolves once the subscription is active (so no
+ * event after that moment is missed), or with undefined when it could not be set up, in which
  * case the waiter simply keeps polling.
  */
 export interface ReleaseFeed {
-  listen(channel: string, onRelease: () => void): Promise<StopListening | undefined>;
+  listen(channel: string, onEvent: (event: LockEvent) => void): Promise<StopListening | undefined>;
 }
 
 const feeds = new WeakMap<object, ReleaseFeed | null>();

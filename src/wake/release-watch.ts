@@ -14,7 +14,7 @@ export class ReleaseWatch {
   #activationUnseen = false;
 
   constructor(store: LockStore, bell: Doorbell) {
-    store.listenForRelease(bell.ring).then(
+    store.listenForEvents(bell.ring).then(
       (stop) => {
         if (this.#closed) {
           stop?.();
@@ -23,7 +23,7 @@ export class ReleaseWatch {
         this.#stop = stop;
         if (stop) {
           this.#activationUnseen = true;
-          bell.ring();
+          bell.ringNow();
         }
       },
       () => {

@@ -1,9 +1,10 @@
+import { lockEventOf } from "./release-channel";
 import type { ReleaseFeed, StopListening } from "./release-feed";
 
 /** The part of `@upstash/redis`'s subscriber the feed uses (an SSE stream per subscription). */
 interface UpstashSubscriber {
   on(type: "subscribe", listener: (count: number) => void): void;
-  on(type: "message", listener: (event: { channel: string }) => void): void;
+  on(type: "message", listener: (event: { channel: string; message: unknown }) => void): void;
   on(type: "error", listener: (error: Error) => void): void;
   unsubscribe(channels?: string[]): Promise<void>;
 }
@@ -23,7 +24,7 @@ export function upstashFeed(client: object): ReleaseFeed | undefined {
   if (typeof (client as Partial<UpstashSubscribing>).subscribe !== "function") return undefined;
   const subscribing = client as UpstashSubscribing;
   return {
-    listen(channel, onRelease) {
+    listen(channel, onEvent) {
       return new Promise<StopListening | undefined>((resolve) => {
         let subscriber: UpstashSubscriber;
         try {
@@ -44,7 +45,7 @@ export function upstashFeed(client: object): ReleaseFeed | undefined {
           resolve(stop);
         });
         subscriber.on("message", (event) => {
-          if (event.channel === channel) onRelease();
+          if (event.channel === channel) onEvent(lockEventOf(event.message));
         });
         subscriber.on("error", () => {
           // The stream failed: keep polling; the waiter's own timers still bound the wait.

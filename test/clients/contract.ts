@@ -25,12 +25,11 @@ export interface ServerControls {
 type Run = (script: LuaScript, keys: string[], args: ScriptArgument[]) => Promise<ScriptReply>;
 
 const LEASE_MS = 10_000;
-const RECEIPT_MS = 30_000;
 
 /** Sends every script of the library with the arguments the library sends, and checks each reply. */
 async function exerciseEveryScript(run: Run): Promise<void> {
   const id = uniqueId("scripts");
-  const receipt = receiptKey(id, "owner");
+  const receipt = receiptKey(id);
   expect(await run(takeIfFreeOrOwned, [id], ["owner", LEASE_MS])).toEqual([1]);
   const [taken, pttl] = (await run(takeIfFreeOrOwned, [id], ["other", LEASE_MS])) as number[];
   expect(taken).toBe(0);
@@ -44,23 +43,15 @@ async function exerciseEveryScript(run: Run): Promise<void> {
   expect(left).toBeGreaterThan(0);
   expect(await run(checkOwner, [id], ["other"])).toEqual([0, -2]);
 
-  const [extended, target] = (await run(
-    addLeaseIfOwned,
-    [id, receipt],
-    ["owner", "x1", 5000, RECEIPT_MS],
-  )) as number[];
+  const [extended, target] = (await run(addLeaseIfOwned, [id, receipt], ["owner", "x1", 5000])) as number[];
   expect(extended).toBe(1);
   expect(target).toBeGreaterThan(5000);
-  expect(
-    await run(addLeaseIfOwned, [id, receiptKey(id, "other")], ["other", "x2", 5000, RECEIPT_MS]),
-  ).toEqual([0, -2]);
+  expect(await run(addLeaseIfOwned, [id, receipt], ["other", "x2", 5000])).toEqual([0, -2]);
 
-  expect(
-    await run(deleteIfOwned, [id, receiptKey(id, "other")], ["other", "r1", RECEIPT_MS, "contract-channel"]),
-  ).toBe(0);
-  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS, "contract-channel"])).toBe(1);
+  expect(await run(deleteIfOwned, [id, receipt], ["other", "r1"])).toBe(0);
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2"])).toBe(1);
   // A re-run of the same release (a retried request) answers the same from its receipt.
-  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2", RECEIPT_MS, "contract-channel"])).toBe(1);
+  expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2"])).toBe(1);
   expect(await run(checkOwner, [id], ["owner"])).toEqual([0, -2]);
 
   // With a fencing counter, a second key in the same slot; tokens increase with each acquisition.

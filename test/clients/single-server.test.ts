@@ -4,7 +4,7 @@ import { createClient, RESP_TYPES } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisClient } from "../../src/client/redis-client";
 import { Lock } from "../../src/index";
-import { releaseChannel } from "../../src/wake/release-channel";
+import { lockEventChannel } from "../../src/wake/release-channel";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { RespConnection } from "../../stack/resp/connection";
@@ -124,10 +124,11 @@ describe.each<[string, Connect]>([
     const waiter = new Lock({ id, redis: connected.client, retry: { attempts: 3, delay: 20_000 } });
     const waiting = waiter.acquire();
     // The waiter subscribes: the server sees a subscriber on the lock's channel.
-    await until(async () => (await subscribers(releaseChannel(id))) === 1);
+    const channel = (await lockEventChannel(id)) as string;
+    await until(async () => (await subscribers(channel)) === 1);
     await holder.release();
     expect(await waiting).toBe(true);
-    await until(async () => (await subscribers(releaseChannel(id))) === 0);
+    await until(async () => (await subscribers(channel)) === 0);
     await until(async () => (await connectedClients()) <= connectionsBefore);
     await waiter.release();
   });

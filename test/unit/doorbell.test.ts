@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Doorbell } from "../../src/wake/doorbell";
+
+// The doorbell's timing, on a fake clock: what a waiting acquisition does with lock events.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Resolves to the fake time at which `wait` settled. */
+function settledAt(wait: Promise<void>): Promise<number> {
+  return wait.then(() => performance.now());
+}
+
+describe("Doorbell", () => {
+  it("waits the full time when nothing happens", async () => {
+    const start = performance.now();
+    const done = settledAt(new Doorbell().wait(1_000, undefined));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await done) - start).toBe(1_000);
+  });
+
+  it("a release ends the wait within the spread", async () => {
+    const bell = new Doorbell();
+    bell.spreadMs = 40;
+    const start = performance.now();
+    const done = settledAt(bell.wait(1_000, undefined));
+    await vi.advanceTimersByTimeAsync(100);
+    bell.ring("released");
+    await vi.advanceTimersByTimeAsync(40);
+    const at = (await done) - start;
+    expect(at).toBeGreaterThanOrEqual(100);
+    expect(at).toBeLessThanOrEqual(140);
+  });
+
+  it("an announced acquisition within the spread sends the waiter back to its full wait", async () => {
+    const bell = new Doorbell();
+    bell.spreadMs = 1_000_000;
+    vi.spyOn(Math, "random").mockReturnValue(0.5);
+    const start = performance.now();
+    const done = settledAt(bell.wait(2_000, undefined));
+    bell.ring("released");
+    await vi.advanceTimersByTimeAsync(10);
+    bell.ring("acquired");
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect((await done) - start).toBe(2_000);
+    vi.restoreAllMocks();
+  });
+
+  it("remembers a release that came while no one waited, until reset", async () => {
+    const bell = new Doorbell();
+    bell.ring("released");
+    const start = performance.now();
+    const first = settledAt(bell.wait(5_000, undefined));
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await first) - start).toBe(0);
+
+    bell.reset();
+    const again = settledAt(bell.wait(300, undefined));
+    await vi.advanceTimersByTimeAsync(300);
+    expect((await again) - start).toBe(300);
+  });
+
+  it("ringNow ends the wait at once; abort rejects with the reason", async () => {
+    const bell = new Doorbell();
+    const start = performance.now();
+    const done = settledAt(bell.wait(5_000, undefined));
+    bell.ringNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await done) - start).toBe(0);
+
+    const controller = new AbortController();
+    const aborted = bell.wait(5_000, controller.signal);
+    const reason = new Error("stop");
+    controller.abort(reason);
+    await expect(aborted).rejects.toBe(reason);
+  });
+});
