@@ -139,6 +139,8 @@ export class Hold {
       return;
     }
     this.confirm(sentAt, this.#lease);
-    this.#scheduleRenewal(renewal.interval);
+    // Count the period from when this renewal was sent, not from its reply: otherwise every round
+    // trip would push the next renewal later, and a slow link would outrun the lease.
+    this.#scheduleRenewal(sentAt + renewal.interval - monotonicNow());
   }
 }

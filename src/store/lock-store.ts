@@ -38,5 +38,8 @@ export interface LockStore {
    * Calls `onEvent` whenever the lock is released or acquired, from when the promise resolves
    * until the returned function is called. Resolves undefined when the client(s) cannot subscribe.
    */
-  listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined>;
+  listenForEvents(
+    onEvent: (event: LockEvent) => void,
+    signal: AbortSignal,
+  ): Promise<StopListening | undefined>;
 }

@@ -95,8 +95,13 @@ export class QuorumStore implements LockStore {
     return this.#decide("renew", renewed) ? "renewed" : "not-held";
   }
 
-  async listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined> {
-    const stops = await Promise.all(this.#instances.map((instance) => instance.listenForEvents(onEvent)));
+  async listenForEvents(
+    onEvent: (event: LockEvent) => void,
+    signal: AbortSignal,
+  ): Promise<StopListening | undefined> {
+    const stops = await Promise.all(
+      this.#instances.map((instance) => instance.listenForEvents(onEvent, signal)),
+    );
     const active = stops.filter((stop): stop is StopListening => stop !== undefined);
     if (active.length === 0) return undefined;
     return () => {

@@ -74,11 +74,15 @@ export class SingleStore implements LockStore {
     return replyInteger(reply) === 1 ? "renewed" : "not-held";
   }
 
-  async listenForEvents(onEvent: (event: LockEvent) => void): Promise<StopListening | undefined> {
+  async listenForEvents(
+    onEvent: (event: LockEvent) => void,
+    signal: AbortSignal,
+  ): Promise<StopListening | undefined> {
     if (!this.#feed) return undefined;
     this.#channel ??= lockEventChannel(this.#key);
     const channel = await this.#channel;
-    return channel === undefined ? undefined : this.#feed.listen(channel, onEvent);
+    if (channel === undefined || signal.aborted) return undefined;
+    return this.#feed.listen(channel, onEvent, signal);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -37,6 +37,7 @@ export function ioredisFeed(client: object): ReleaseFeed | undefined {
   };
 
   return {
+    // A subscription still being set up when the wait ends is stopped by the caller once it resolves.
     async listen(channel, onEvent) {
       const first = listeners.add(channel, onEvent);
       const stop = () => {

@@ -13,7 +13,12 @@ export type StopListening = () => void;
  * case the waiter simply keeps polling.
  */
 export interface ReleaseFeed {
-  listen(channel: string, onEvent: (event: LockEvent) => void): Promise<StopListening | undefined>;
+  /** @param signal aborts a subscription still being set up: it then resolves undefined. */
+  listen(
+    channel: string,
+    onEvent: (event: LockEvent) => void,
+    signal: AbortSignal,
+  ): Promise<StopListening | undefined>;
 }
 
 const feeds = new WeakMap<object, ReleaseFeed | null>();

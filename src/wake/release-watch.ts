@@ -11,10 +11,11 @@ import type { StopListening } from "./release-feed";
 export class ReleaseWatch {
   #stop: StopListening | undefined;
   #closed = false;
+  readonly #setup = new AbortController();
   #activationUnseen = false;
 
   constructor(store: LockStore, bell: Doorbell) {
-    store.listenForEvents(bell.ring).then(
+    store.listenForEvents(bell.ring, this.#setup.signal).then(
       (stop) => {
         if (this.#closed) {
           stop?.();
@@ -44,6 +45,7 @@ export class ReleaseWatch {
 
   close(): void {
     this.#closed = true;
+    this.#setup.abort();
     this.#stop?.();
     this.#stop = undefined;
   }

@@ -1,3 +1,4 @@
+import { backgroundTimer } from "../timers";
 import { lockEventOf } from "./release-channel";
 import type { ReleaseFeed, StopListening } from "./release-feed";
 
@@ -24,7 +25,7 @@ export function upstashFeed(client: object): ReleaseFeed | undefined {
   if (typeof (client as Partial<UpstashSubscribing>).subscribe !== "function") return undefined;
   const subscribing = client as UpstashSubscribing;
   return {
-    listen(channel, onEvent) {
+    listen(channel, onEvent, signal) {
       return new Promise<StopListening | undefined>((resolve) => {
         let subscriber: UpstashSubscriber;
         try {
@@ -34,25 +35,26 @@ export function upstashFeed(client: object): ReleaseFeed | undefined {
           return;
         }
         const stop = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", giveUp);
           subscriber.unsubscribe().catch(() => {});
         };
-        const timer = setTimeout(() => {
+        const giveUp = () => {
           stop();
           resolve(undefined);
-        }, CONFIRM_WITHIN_MS);
+        };
+        const timer = backgroundTimer(CONFIRM_WITHIN_MS, giveUp);
+        signal.addEventListener("abort", giveUp, { once: true });
         subscriber.on("subscribe", () => {
           clearTimeout(timer);
+          signal.removeEventListener("abort", giveUp);
           resolve(stop);
         });
         subscriber.on("message", (event) => {
           if (event.channel === channel) onEvent(lockEventOf(event.message));
         });
-        subscriber.on("error", () => {
-          // The stream failed: keep polling; the waiter's own timers still bound the wait.
-          clearTimeout(timer);
-          stop();
-          resolve(undefined);
-        });
+        // The stream failed: keep polling; the waiter's own timers still bound the wait.
+        subscriber.on("error", giveUp);
       });
     },
   };
