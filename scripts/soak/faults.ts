@@ -1,0 +1,119 @@
+// Random, bounded faults on one worker's pass-through: every few hundred milliseconds one of a
+// latency spike, dropped replies, 5xx answers, a few refused requests, or a short outage.
+
+import type { PassThrough } from "../../test/support/pass-through";
+
+/** The kinds of fault the soak injects, and how many of each it injected. */
+export interface FaultCounts {
+  latencySpikes: number;
+  droppedReplies: number;
+  status5xx: number;
+  refused: number;
+  outages: number;
+}
+
+/** Limits of every fault, in ms or requests. */
+export const FAULT_LIMITS = {
+  /** Pause between two faults on one pass-through. */
+  gapMs: [200, 1_500],
+  /** Added to every request during a spike: below the lease, but several renewal intervals. */
+  latencyMs: [50, 450],
+  latencyDurationMs: [200, 1_500],
+  droppedReplies: [1, 2],
+  status5xx: [1, 3],
+  refusedRequests: [1, 4],
+  /** Every request refused for this long: sometimes longer than the lease, so holds get lost. */
+  outageMs: [100, 900],
+} as const;
+
+/** A source of random numbers in [0, 1). */
+export type Random = () => number;
+
+/** mulberry32: a small seeded generator, so that a run's fault schedule can be drawn again. */
+export function seededRandom(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function between(random: Random, [min, max]: readonly [number, number]): number {
+  return min + Math.floor(random() * (max - min + 1));
+}
+
+/** Injects faults into `passThrough` until stopped. */
+export class FaultInjector {
+  readonly counts: FaultCounts = {
+    latencySpikes: 0,
+    droppedReplies: 0,
+    status5xx: 0,
+    refused: 0,
+    outages: 0,
+  };
+  readonly #faults: PassThrough["faults"];
+  readonly #random: Random;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  /** The latency of a spike in progress, restored when an outage ends (ending one resets all). */
+  #latencyMs = 0;
+  #stopped = false;
+
+  constructor(passThrough: PassThrough, random: Random) {
+    this.#faults = passThrough.faults;
+    this.#random = random;
+  }
+
+  start(): void {
+    this.#after(between(this.#random, FAULT_LIMITS.gapMs), () => this.#injectOne());
+  }
+
+  /** Stops injecting and clears every fault in place. */
+  stop(): void {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    this.#faults.reset();
+  }
+
+  #after(ms: number, action: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      if (!this.#stopped) action();
+    }, ms);
+    this.#timers.add(timer);
+  }
+
+  #injectOne(): void {
+    const random = this.#random;
+    const roll = random();
+    if (roll < 0.3) {
+      this.counts.latencySpikes += 1;
+      this.#latencyMs = between(random, FAULT_LIMITS.latencyMs);
+      this.#faults.latency(this.#latencyMs);
+      this.#after(between(random, FAULT_LIMITS.latencyDurationMs), () => {
+        this.#latencyMs = 0;
+        this.#faults.latency(0);
+      });
+    } else if (roll < 0.5) {
+      this.counts.droppedReplies += 1;
+      this.#faults.dropReplies(between(random, FAULT_LIMITS.droppedReplies));
+    } else if (roll < 0.7) {
+      this.counts.status5xx += 1;
+      this.#faults.status5xx(between(random, FAULT_LIMITS.status5xx));
+    } else if (roll < 0.9) {
+      this.counts.refused += 1;
+      this.#faults.refuse(between(random, FAULT_LIMITS.refusedRequests));
+    } else {
+      this.counts.outages += 1;
+      this.#faults.refuse();
+      this.#after(between(random, FAULT_LIMITS.outageMs), () => {
+        this.#faults.reset();
+        this.#faults.latency(this.#latencyMs);
+      });
+    }
+    this.#after(between(random, FAULT_LIMITS.gapMs), () => this.#injectOne());
+  }
+}

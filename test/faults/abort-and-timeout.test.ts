@@ -1,0 +1,171 @@
+// Waiting for a held lock ends promptly when the caller aborts or the budget runs out, and an
+// abandoned request that won the lock after all does not leave the key held.
+import { describe, expect, it } from "vitest";
+import { Lock, LockAcquisitionError } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+import { now, pause, waitUntil } from "./support/time";
+import { trackUnhandledRejections } from "./support/unhandled";
+
+const wire = useWire(sharedEndpoint);
+const unhandled = trackUnhandledRejections();
+
+/** Another owner takes `id` directly (not through the pass-through) for a long lease. */
+async function holdElsewhere(id: string): Promise<{ holder: Lock; token: string }> {
+  const holder = new Lock({ id, redis: wire().direct, lease: 30_000 });
+  await holder.acquireOrThrow();
+  const token = await wire().direct.get<string>(id);
+  if (typeof token !== "string") throw new Error("the holder's key is missing");
+  return { holder, token };
+}
+
+/** How long `promise` took to settle after `from`, and how it settled. */
+async function settleTime(promise: Promise<unknown>, from: () => number) {
+  const outcome = await promise.then(
+    (value) => ({ fulfilled: true as const, value }),
+    (reason: unknown) => ({ fulfilled: false as const, reason }),
+  );
+  return { ...outcome, ms: now() - from() };
+}
+
+describe("abort while waiting", () => {
+  it("rejects with exactly the signal's reason, well within one 1 s delay step, and holds nothing", async () => {
+    const id = uniqueId("abort-waiting");
+    const { holder, token } = await holdElsewhere(id);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    const controller = new AbortController();
+    const why = new Error("the caller gave up");
+    let abortedAt = Number.NaN;
+    setTimeout(() => {
+      abortedAt = now();
+      controller.abort(why);
+    }, 200);
+
+    const settled = await settleTime(
+      waiter.acquireOrThrow({
+        signal: controller.signal,
+        retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 },
+      }),
+      () => abortedAt,
+    );
+    expect(settled.fulfilled).toBe(false);
+    expect(settled.fulfilled ? undefined : settled.reason).toBe(why);
+    // The wait in progress ends at the abort; sleeping through it would take about 800 ms more.
+    expect(settled.ms).toBeLessThan(400);
+
+    const afterAbort = wire().requests();
+    await pause(1_500);
+    expect(wire().requests()).toBe(afterAbort); // no attempt after the abort
+    expect(await wire().direct.get(id)).toBe(token); // the waiter took nothing
+    expect(waiter.signal.aborted).toBe(true); // it holds nothing
+    expect(await holder.release()).toBe(true);
+    expect(await wire().direct.exists(id)).toBe(0);
+    expect(unhandled()).toEqual([]);
+  });
+
+  it("an abort without a reason rejects with the signal's own AbortError", async () => {
+    const id = uniqueId("abort-default-reason");
+    const { holder } = await holdElsewhere(id);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    const rejection = await waiter
+      .acquire({ signal: controller.signal, retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 } })
+      .catch((reason: unknown) => reason);
+    expect(rejection).toBe(controller.signal.reason);
+    expect((rejection as Error).name).toBe("AbortError");
+    await holder.release();
+  });
+
+  it("a request in flight at the abort that took the lock after all: rejects at once, then the key is released", async () => {
+    const id = uniqueId("abort-in-flight");
+    const { holder, token } = await holdElsewhere(id);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    const controller = new AbortController();
+    // Every request through the pass-through waits 400 ms before it reaches Redis.
+    wire().passThrough.faults.latency(400);
+    const acquiring = waiter.acquireOrThrow({
+      signal: controller.signal,
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 50 },
+    });
+    // The first attempt is now held back by the pass-through; free the key before it arrives...
+    await pause(100);
+    expect(await holder.release()).toBe(true);
+    // ...and abort before it gets there.
+    await pause(100);
+    const abortedAt = now();
+    controller.abort(new Error("stop waiting"));
+    const settled = await settleTime(acquiring, () => abortedAt);
+    expect(settled.fulfilled).toBe(false);
+    expect(settled.ms).toBeLessThan(150);
+
+    // The abandoned attempt takes the key at ~400 ms; its background release (also slowed by 400 ms)
+    // must then delete it. Watch both happen, within a bounded time.
+    const seen = new Set<string | null>();
+    await waitUntil(
+      async () => {
+        const value = await wire().direct.get<string>(id);
+        seen.add(value);
+        return value === null && seen.size > 1;
+      },
+      "the abandoned acquisition's key to be taken and then released",
+      { timeoutMs: 5_000 },
+    );
+    const takenBy = [...seen].filter((value) => value !== null);
+    expect(takenBy).toHaveLength(1);
+    expect(takenBy[0]).not.toBe(token);
+    expect(waiter.signal.aborted).toBe(true);
+    expect(unhandled()).toEqual([]);
+  });
+});
+
+describe("timeout", () => {
+  it("gives up on a held lock after 500 ms: false, and never waits past the budget by more than one request", async () => {
+    const id = uniqueId("timeout");
+    const { holder } = await holdElsewhere(id);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    const started = now();
+    expect(await waiter.acquire({ timeout: 500, retry: { delay: 100 } })).toBe(false);
+    const elapsed = now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(490);
+    // One local request takes a few ms; on a busy machine give it 200.
+    expect(elapsed).toBeLessThan(500 + 200);
+    await holder.release();
+  });
+
+  it("with 150 ms of latency per request: the overrun is at most that one request", async () => {
+    const id = uniqueId("timeout-slow");
+    const { holder } = await holdElsewhere(id);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    wire().passThrough.faults.latency(150);
+    const started = now();
+    const error = await waiter.acquireOrThrow({ timeout: 500, retry: { delay: 100 } }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    const elapsed = now() - started;
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as LockAcquisitionError).reason).toBe("timeout");
+    expect((error as LockAcquisitionError).attempts).toBeGreaterThanOrEqual(2);
+    expect(elapsed).toBeGreaterThanOrEqual(490);
+    expect(elapsed).toBeLessThan(500 + 150 + 200);
+    wire().passThrough.faults.reset();
+    await holder.release();
+  });
+
+  it("a timeout alone tries until it runs out, however many attempts that takes", async () => {
+    const id = uniqueId("timeout-attempts");
+    const { holder } = await holdElsewhere(id);
+    const waiter = new Lock({ id, redis: wire().faulty });
+    const before = wire().requests() - wire().subscriptions();
+    const error = await waiter
+      .acquireOrThrow({ timeout: 600, retry: { delay: 50 } })
+      .catch((e: unknown) => e);
+    expect((error as LockAcquisitionError).reason).toBe("timeout");
+    // Not the default 3: about 600 / 50 attempts, one request each (besides the release subscription).
+    expect((error as LockAcquisitionError).attempts).toBeGreaterThan(5);
+    const attemptRequests = wire().requests() - wire().subscriptions() - before;
+    expect(attemptRequests).toBe((error as LockAcquisitionError).attempts);
+    await holder.release();
+  });
+});

@@ -1,0 +1,188 @@
+// Auto-extend against a real Redis, through a pass-through that counts and faults the lock's
+// requests while a direct client watches the key.
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { Lock } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { releasedAfterTest } from "./support/cleanup";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+import { now, pause } from "./support/time";
+import { trackUnhandledRejections } from "./support/unhandled";
+
+const wire = useWire(sharedEndpoint);
+const unhandled = trackUnhandledRejections();
+
+// Sampled in one script so value and PTTL describe the same instant.
+const SAMPLE = `return {redis.call("GET", KEYS[1]) or "", redis.call("PTTL", KEYS[1])}`;
+
+interface Watch {
+  samples: number;
+  minPttl: number;
+  /** Samples in which the key did not hold the holder's token (gone, or someone else's). */
+  foreign: number;
+  /** When the first such sample was taken, in ms into the watch. */
+  firstForeignAtMs: number | undefined;
+  /** The slowest sample's round trip: a loaded machine shows here. */
+  slowestSampleMs: number;
+}
+
+/** Samples the key's value and PTTL through the direct client until `ms` have passed. */
+async function watchKey(id: string, token: string, ms: number): Promise<Watch> {
+  const watch: Watch = {
+    samples: 0,
+    minPttl: Number.POSITIVE_INFINITY,
+    foreign: 0,
+    firstForeignAtMs: undefined,
+    slowestSampleMs: 0,
+  };
+  const start = now();
+  while (now() < start + ms) {
+    const sentAt = now();
+    const [value, pttl] = await wire().direct.eval<[], [string, number]>(SAMPLE, [id], []);
+    watch.slowestSampleMs = Math.max(watch.slowestSampleMs, now() - sentAt);
+    watch.samples += 1;
+    watch.minPttl = Math.min(watch.minPttl, pttl);
+    if (value !== token) {
+      watch.foreign += 1;
+      watch.firstForeignAtMs ??= Math.round(sentAt - start);
+    }
+    await pause(10);
+  }
+  return watch;
+}
+
+/** What a failed assertion about a hold should say: what the watch saw and what the lock reported. */
+function explain(watch: Watch, lock: Lock): string {
+  const reason = lock.signal.aborted ? (lock.signal.reason as Error).message : "not aborted";
+  return `watch ${JSON.stringify(watch)}; signal: ${reason}`;
+}
+
+/** Takes the key's token straight from Redis: the lock never exposes it. */
+async function tokenOf(id: string): Promise<string> {
+  const token = await wire().direct.get<string>(id);
+  if (typeof token !== "string") throw new Error(`expected ${id} to hold a token, got ${String(token)}`);
+  return token;
+}
+
+// A run's first requests are slow (a fresh server answers NOSCRIPT and compiles each script, other
+// processes are still starting): take them before anything is timed.
+beforeAll(async () => {
+  const lock = new Lock({ id: uniqueId("warm-up"), redis: wire().faulty, lease: 1_000 });
+  await lock.acquireOrThrow({ autoExtend: { interval: 20 } });
+  await pause(100);
+  await lock.release();
+});
+
+describe("auto-extend", () => {
+  it("keeps a 300 ms lease held through 3 s of work: the key always held the token and its PTTL never reached 0", async () => {
+    const id = uniqueId("auto-extend-3s");
+    const onLost = vi.fn();
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 300, onLost }));
+    const before = wire().requests();
+    // The default interval: a third of the lease, 100 ms.
+    await lock.acquireOrThrow({ autoExtend: true });
+    const watch = await watchKey(id, await tokenOf(id), 3_000);
+    const renewals = wire().requests() - before - 1;
+
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    // One sample every 10-30 ms: several per renewal interval, on a loaded machine too.
+    expect(watch.samples).toBeGreaterThan(50);
+    // A renewal every 100 ms for 3 s: the lease was renewed all along, not extended once.
+    expect(renewals).toBeGreaterThanOrEqual(20);
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.remainingMs).toBeGreaterThan(0);
+    expect(await lock.release()).toBe(true);
+
+    // After release, no renewal reaches the wire any more.
+    const afterRelease = wire().requests();
+    await pause(1_000);
+    expect(wire().requests()).toBe(afterRelease);
+    expect(await wire().direct.exists(id)).toBe(0);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(unhandled()).toEqual([]);
+  });
+
+  it("an explicit interval renews at that pace, and disposal stops it like release", async () => {
+    const id = uniqueId("auto-extend-interval");
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 1_000 }));
+    const before = wire().requests();
+    await lock.acquireOrThrow({ autoExtend: { interval: 100 } });
+    const watch = await watchKey(id, await tokenOf(id), 1_500);
+    const renewals = wire().requests() - before - 1;
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    // Every 100 ms (plus the round trip) is up to 15 in 1.5 s; the default third of the lease, at most 4.
+    expect(renewals).toBeGreaterThanOrEqual(7);
+
+    await lock[Symbol.asyncDispose]();
+    const afterDispose = wire().requests();
+    await pause(500);
+    expect(wire().requests()).toBe(afterDispose);
+    expect(await wire().direct.exists(id)).toBe(0);
+  });
+});
+
+describe("transient renewal failures are retried within the remaining lease", () => {
+  // A lease of 1 s renewed every 200 ms leaves about 800 ms for a failed renewal to be retried.
+  const hold = { lease: 1_000, autoExtend: { interval: 200 } } as const;
+
+  async function holdThrough(fault: () => void, ms: number) {
+    const id = uniqueId("transient");
+    const onLost = vi.fn();
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, onLost }));
+    await lock.acquireOrThrow(hold);
+    const token = await tokenOf(id);
+    const before = wire().requests();
+    fault();
+    const watch = await watchKey(id, token, ms);
+    wire().passThrough.faults.reset();
+    return { lock, id, onLost, watch, requests: wire().requests() - before };
+  }
+
+  it("three 503 answers in a row: retried, not declared lost", async () => {
+    const { lock, id, onLost, watch, requests } = await holdThrough(
+      () => wire().passThrough.faults.status5xx(3),
+      1_500,
+    );
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    // The three failed tries came on top of the regular renewals (about seven in 1.5 s).
+    expect(requests).toBeGreaterThanOrEqual(3 + 4);
+    expect(lock.signal.aborted).toBe(false);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(await lock.release()).toBe(true);
+    expect(await wire().direct.exists(id)).toBe(0);
+  });
+
+  it("150 ms of latency on every request: renewals are slow but hold", async () => {
+    const { lock, onLost, watch } = await holdThrough(() => wire().passThrough.faults.latency(150), 2_000);
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    expect(lock.signal.aborted).toBe(false);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(await lock.release()).toBe(true);
+  });
+
+  // Renewals are scheduled from when the previous one was sent, not from its reply: were they not,
+  // each round trip would push the next one later, and here (2 x 450 + 200 > 990 ms) the lock would
+  // be declared lost at about 1.1 s although every renewal succeeded in Redis.
+  it("450 ms of latency on every request, under the lease: renewals are slow but hold", async () => {
+    const { lock, onLost, watch } = await holdThrough(() => wire().passThrough.faults.latency(450), 2_500);
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    expect(lock.signal.aborted).toBe(false);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(await lock.release()).toBe(true);
+  });
+
+  it("replies dropped after the renewal ran: the re-run renewal is harmless and the hold goes on", async () => {
+    // Two drops: the client's one re-send is dropped too, so the lock's own retry has to step in.
+    const { lock, onLost, watch } = await holdThrough(() => wire().passThrough.faults.dropReplies(2), 1_500);
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    expect(lock.signal.aborted).toBe(false);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(await lock.release()).toBe(true);
+    expect(unhandled()).toEqual([]);
+  });
+});

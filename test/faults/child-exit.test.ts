@@ -1,0 +1,58 @@
+// A process that used auto-extend exits on its own once it is done with the lock: no renewal or
+// deadline timer outlives release or loss. Measured from the parent, on a real child process.
+import { describe, expect, it } from "vitest";
+import { uniqueId } from "../support/redis";
+import { watchTypeScript } from "./support/child";
+import { clientFor, sharedEndpoint } from "./support/endpoints";
+import { within } from "./support/time";
+
+const HOLD_CHILD = new URL("./fixtures/hold-child.ts", import.meta.url);
+/** What the child reports on each line. */
+interface ChildReport {
+  event: "acquired" | "lost" | "released";
+  pendingLibraryTimers: number;
+  reason?: string;
+  released?: boolean;
+}
+
+function startChild(lockId: string, workMs: number) {
+  const { url, token } = sharedEndpoint();
+  return watchTypeScript(HOLD_CHILD, {
+    UPSTASH_URL: url,
+    UPSTASH_TOKEN: token,
+    LOCK_ID: lockId,
+    WORK_MS: String(workMs),
+  });
+}
+
+const parse = (text: string) => JSON.parse(text) as ChildReport;
+
+describe("a child process that held a lock with auto-extend", () => {
+  it("releases after 1.5 s of work on a 600 ms lease, then exits on its own within 1 s", async () => {
+    const id = uniqueId("child-release");
+    const child = startChild(id, 1_500);
+    const acquired = parse((await within(child.line(/"acquired"/), 30_000, "acquired")).text);
+    // The probe sees the library's timers while it holds the lock (deadline and renewal)...
+    expect(acquired.pendingLibraryTimers).toBeGreaterThanOrEqual(2);
+    const released = await within(child.line(/"released"/), 10_000, "released");
+    const exit = await within(child.exited, 5_000, `the child's exit\n${child.output()}`);
+    // ...and none after release, and the process ends without being told to.
+    expect(parse(released.text)).toEqual({ event: "released", released: true, pendingLibraryTimers: 0 });
+    expect(exit.code, child.output()).toBe(0);
+    expect(exit.at - released.at).toBeLessThan(1_000);
+    expect(await clientFor(sharedEndpoint()).exists(id)).toBe(0);
+  }, 60_000);
+
+  it("loses the lock mid-work (the parent deletes the key): sees the signal abort, and still exits on its own", async () => {
+    const id = uniqueId("child-lost");
+    const child = startChild(id, 10_000);
+    await within(child.line(/"acquired"/), 30_000, "acquired");
+    await clientFor(sharedEndpoint()).del(id);
+    const lost = await within(child.line(/"lost"/), 5_000, `lost\n${child.output()}`);
+    const exit = await within(child.exited, 5_000, `the child's exit\n${child.output()}`);
+    expect(parse(lost.text)).toEqual({ event: "lost", reason: "taken", pendingLibraryTimers: 0 });
+    expect(exit.code, child.output()).toBe(0);
+    // Well before the 10 s of work it was given: the loss ended it, and nothing kept it alive.
+    expect(exit.at - lost.at).toBeLessThan(1_000);
+  }, 60_000);
+});

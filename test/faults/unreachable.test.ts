@@ -1,0 +1,101 @@
+// Redis cannot be reached while a lock is held: the holder cannot know whether it still holds the
+// lock, so the signal must abort by the local deadline; and nothing may hang or go unhandled.
+// A private stack, because these tests stop Redis.
+import { describe, expect, it, vi } from "vitest";
+import { Lock, LockLostError } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { releasedAfterTest } from "./support/cleanup";
+import { usePrivateStack, useWire } from "./support/endpoints";
+import { abortTime, now, pause, within } from "./support/time";
+import { trackUnhandledRejections } from "./support/unhandled";
+
+const stack = usePrivateStack();
+const wire = useWire(() => stack().endpoint);
+const unhandled = trackUnhandledRejections();
+
+const LEASE_MS = 1_000;
+/** A busy two-core machine may run a timer late; the point is that nothing waits for Redis. */
+const LATE_TOLERANCE_MS = 300;
+
+/**
+ * Acquires with auto-extend, breaks the connection with `cutOff`, and checks the signal aborted as
+ * "expired" within the lease counted from before the acquire, and not before it could have ended.
+ */
+async function expectExpiresOnTime(label: string, cutOff: () => Promise<void> | void) {
+  const id = uniqueId(label);
+  const onLost = vi.fn();
+  const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: LEASE_MS, onLost }));
+  const acquireStart = now();
+  // The first renewal comes half a lease in, well after the cut-off (stopping redis-server takes
+  // a few ms): the deadline to meet is the acquire's.
+  await lock.acquireOrThrow({ autoExtend: { interval: LEASE_MS / 2 } });
+  const aborted = abortTime(lock.signal);
+  const beforeCut = wire().requests();
+  await cutOff();
+
+  const abortedAt = await within(aborted, LEASE_MS + 5_000, "the signal with Redis unreachable");
+  expect(abortedAt).toBeLessThanOrEqual(acquireStart + LEASE_MS + LATE_TOLERANCE_MS);
+  // Not declared lost while the first lease could still be running (minus the 1 % + 2 ms drift allowance).
+  expect(abortedAt).toBeGreaterThanOrEqual(acquireStart + LEASE_MS - 20);
+  const reason = lock.signal.reason as LockLostError;
+  expect(reason).toBeInstanceOf(LockLostError);
+  expect(reason.reason).toBe("expired");
+  expect(onLost).toHaveBeenCalledTimes(1);
+  expect(onLost.mock.calls[0]?.[0]).toBe(reason);
+  expect(lock.remainingMs).toBe(0);
+  // Failed renewals were retried while the lease lasted...
+  expect(wire().requests() - beforeCut).toBeGreaterThanOrEqual(2);
+  // ...and stop after the loss (a request already under way may still arrive, hence the pause).
+  await pause(100);
+  const afterLoss = wire().requests();
+  await pause(1_000);
+  expect(wire().requests()).toBe(afterLoss);
+  expect(onLost).toHaveBeenCalledTimes(1);
+  expect(unhandled()).toEqual([]);
+  return { id, lock };
+}
+
+describe("Redis unreachable while the lock is held", () => {
+  it("every request refused: the signal aborts as 'expired' by the local deadline, then renewals stop", async () => {
+    const { lock } = await expectExpiresOnTime("unreachable-refused", () =>
+      wire().passThrough.faults.refuse(),
+    );
+    // release() cannot reach Redis either: it fails as a LockRedisError and does not hang.
+    await expect(within(lock.release(), 10_000, "release")).rejects.toMatchObject({
+      name: "LockRedisError",
+      operation: "release",
+    });
+    wire().passThrough.faults.reset();
+  });
+
+  it("redis-server stopped: the same; after a restart a new acquire works, renewals included", async () => {
+    const { id } = await expectExpiresOnTime("unreachable-stopped", () => stack().redis.stop());
+    await stack().redis.restart();
+    // A fresh server has an empty script cache: this also takes the NOSCRIPT fallback.
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 300 }));
+    expect(await lock.acquire({ autoExtend: true })).toBe(true);
+    await pause(700);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await wire().direct.pttl(id)).toBeGreaterThan(0);
+    expect(await lock.release()).toBe(true);
+    expect(await wire().direct.exists(id)).toBe(0);
+    expect(unhandled()).toEqual([]);
+  });
+
+  it("an acquire while Redis is down fails as a LockRedisError without hanging, and sends nothing afterwards", async () => {
+    const id = uniqueId("unreachable-acquire");
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: LEASE_MS }));
+    wire().passThrough.faults.refuse();
+    const started = now();
+    const acquiring = lock.acquire({ autoExtend: true, retry: { attempts: 2, delay: 50 } });
+    await expect(acquiring).rejects.toMatchObject({ name: "LockRedisError", operation: "acquire" });
+    expect(now() - started).toBeLessThan(5_000);
+    expect(lock.signal.aborted).toBe(true);
+    expect((lock.signal.reason as LockLostError).reason).toBe("not-held");
+    wire().passThrough.faults.reset();
+    const afterFailure = wire().requests();
+    await pause(500);
+    expect(wire().requests()).toBe(afterFailure);
+    expect(await wire().direct.exists(id)).toBe(0);
+  });
+});
