@@ -1,8 +1,6 @@
 /** What a lock's event channel carries. */
 export type LockEvent = "released" | "acquired";
 
-const encoder = new TextEncoder();
-
 /**
  * The pub/sub channel a lock's acquisitions and releases are announced on:
  * `lock-events:<SHA-1 of the key, hex>`, which the scripts compute with `redis.sha1hex`. Hashing
@@ -13,7 +11,7 @@ export async function lockEventChannel(key: string): Promise<string | undefined>
   const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
   if (typeof subtle?.digest !== "function") return undefined;
   try {
-    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(key)));
+    const digest = new Uint8Array(await subtle.digest("SHA-1", new TextEncoder().encode(key)));
     let hex = "";
     for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
     return `lock-events:${hex}`;
