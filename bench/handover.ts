@@ -1,0 +1,89 @@
+// The waiter's view: one holder, one waiter, default retry policy (100 ms polling). How long after
+// the holder calls release() does the waiter hold the lock? With polling, up to one poll interval;
+// with wake-ups, about a round trip. Run after bench/run.ts by `npm run bench`, or on its own with
+// `npx tsx bench/handover.ts`; writes bench/results/handover.{json,md}.
+import { mkdir, writeFile } from "node:fs/promises";
+import { Redis as UpstashRedis } from "@upstash/redis";
+import { Redis as IoRedis } from "ioredis";
+import { Lock } from "../src/index";
+import { startLocalStack } from "../stack/local-stack";
+import { round, summarize } from "./stats";
+
+const ROUNDS = process.argv.includes("--quick") ? 8 : 40;
+type Client = UpstashRedis | IoRedis;
+
+/** One handover: the waiter is already waiting when the holder releases. */
+async function handoverMs(
+  id: string,
+  holderClient: Client,
+  waiterClient: Client,
+  wake: boolean,
+): Promise<number> {
+  const holder = new Lock({ id, redis: holderClient, lease: 10_000 });
+  await holder.acquireOrThrow();
+  const waiter = new Lock({ id, redis: waiterClient, wakeOnRelease: wake });
+  const acquired = waiter.acquireOrThrow({ timeout: 5_000 }).then(() => performance.now());
+  // Release at a random phase of the waiter's polling, after its subscription (if any) is up.
+  await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 100));
+  const releasedAt = performance.now();
+  await holder.release();
+  const gap = (await acquired) - releasedAt;
+  await waiter.release();
+  return gap;
+}
+
+async function measure(label: string, makeClient: () => Client, close: (client: Client) => Promise<unknown>) {
+  const [holderClient, waiterClient] = [makeClient(), makeClient()];
+  const rows = [];
+  for (const wake of [true, false]) {
+    const gaps: number[] = [];
+    for (let index = 0; index < ROUNDS; index++) {
+      gaps.push(
+        await handoverMs(
+          `bench:handover:${label}:${wake}:${index}:${Date.now()}`,
+          holderClient,
+          waiterClient,
+          wake,
+        ),
+      );
+    }
+    const summary = summarize(gaps);
+    rows.push({ transport: label, variant: wake ? "ours, wake-ups" : "ours, polling 100 ms", ...summary });
+  }
+  await Promise.all([close(holderClient), close(waiterClient)]);
+  return rows;
+}
+
+const stack = await startLocalStack();
+try {
+  const http = await measure(
+    "HTTP (@upstash/redis)",
+    () => new UpstashRedis({ url: stack.url, token: stack.token, enableTelemetry: false }),
+    async () => {},
+  );
+  const tcp = await measure(
+    "TCP (ioredis)",
+    () => new IoRedis(stack.redisUrl, { protocol: 2 }),
+    (client) => (client as IoRedis).quit(),
+  );
+  const rows = [...http, ...tcp];
+  const lines = [
+    "# Handover to a waiting process",
+    "",
+    `One holder and one waiter on separate clients; the waiter waits with the default retry policy (100 ms polling) and a 5 s timeout; the holder releases 150-250 ms later. Time from release() called to the waiter's acquire resolving, ${ROUNDS} rounds per row, ms.`,
+    "",
+    "| Transport | Variant | p50 | p99 | mean | max |",
+    "| --- | --- | --: | --: | --: | --: |",
+    ...rows.map(
+      (row) =>
+        `| ${row.transport} | ${row.variant} | ${round(row.p50, 2)} | ${round(row.p99, 2)} | ${round(row.mean, 2)} | ${round(row.max, 2)} |`,
+    ),
+    "",
+  ];
+  await mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await writeFile(new URL("./results/handover.json", import.meta.url), `${JSON.stringify(rows, null, 2)}\n`);
+  await writeFile(new URL("./results/handover.md", import.meta.url), lines.join("\n"));
+  process.stdout.write(`${lines.join("\n")}\n`);
+} finally {
+  await stack.stop();
+}

@@ -1,0 +1,215 @@
+import type { ContentionResults } from "./contention";
+import type { LatencyResults } from "./latency";
+import type { BenchResults } from "./results";
+import { interquartile, median } from "./stats";
+import { VARIANT_LABELS } from "./variants";
+import { WIRE_OPS, type WireConfigResult } from "./wire";
+
+/** The markdown report: written to bench/results/latest.md and printed at the end of a run. */
+export function markdownReport(results: BenchResults): string {
+  const out: string[] = [];
+  const { machine } = results;
+  out.push(
+    "# Benchmark results",
+    "",
+    `- **Date:** ${results.date} · **Command:** \`${results.command}\` · **Duration:** ${results.durationSeconds} s${results.quick ? " · **QUICK (smoke) run: few samples, do not quote**" : ""}`,
+    `- **Machine:** ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}; load average ${machine.loadAverageAtStart.join(" / ")} at start, ${machine.loadAverageAtEnd.join(" / ")} at end`,
+    `- **Software:** Node ${machine.node}, Redis ${machine.redis}, @upstash/redis ${machine.upstashRedisClient}, ioredis ${machine.ioredis}`,
+    `- **Targets:** HTTP: ${results.targets.http}; TCP: ${results.targets.tcp ?? "skipped"}.${results.targets.http === "local proxy" ? " Client processes, the proxy and redis-server share the machine's cores." : ""}`,
+    ...results.notes.map((note) => `- ${note}`),
+    ...results.skipped.map((skip) => `- **Skipped** ${skip.section}: ${skip.reason}`),
+    "",
+    "## Goals",
+    "",
+    "| Section | Goal | Target | Measured | Result |",
+    "| --- | --- | --- | --- | --- |",
+    ...results.goals.map(
+      (goal) =>
+        `| ${goal.section} | ${goal.goal} | ${goal.target} | ${goal.measured} | **${goal.verdict}**${goal.note ? ` (${goal.note})` : ""} |`,
+    ),
+    "",
+  );
+  if (results.wire) out.push(...wireSection(results));
+  if (results.latency.http)
+    out.push(...latencySection("## 2. Uncontended latency (HTTP, @upstash/redis)", results.latency.http));
+  if (results.contention.http)
+    out.push(...contentionSection("## 3. Contention (HTTP, @upstash/redis)", results.contention.http, true));
+  if (results.latency.tcp || results.contention.tcp)
+    out.push("## 4. Over TCP (ioredis, same redis-server)", "");
+  if (results.latency.tcp) out.push(...latencySection("### Uncontended", results.latency.tcp));
+  if (results.contention.tcp)
+    out.push(...contentionSection("### Contention", results.contention.tcp, !results.contention.http));
+  if (results.size) out.push(...sizeSection(results));
+  if (results.scale) out.push(...scaleSection(results));
+  out.push(...howToRead());
+  return `${out.join("\n")}\n`;
+}
+
+function ms(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return "–";
+  if (value < 10) return value.toFixed(2);
+  if (value < 100) return value.toFixed(1);
+  return value.toFixed(0);
+}
+
+function wireTable(config: WireConfigResult): string[] {
+  const rows = WIRE_OPS.map((op) => {
+    const ours = config.ours[op];
+    const old = config.v021[op];
+    const cold = config.oursCold?.[op];
+    return `| ${op} | ${ours.requests} | ${ours.bodyBytes} | ${ours.totalBytes} | ${old.requests} | ${old.bodyBytes} | ${old.totalBytes} | ${Math.round((ours.bodyBytes / old.bodyBytes) * 100)} % | ${cold ? `${cold.requests} / ${cold.bodyBytes} B` : "–"} |`;
+  });
+  return [
+    `Auto-pipelining ${config.autoPipelining ? "**on** (the client's default: every call is a `POST /pipeline`)" : "off (`enableAutoPipelining: false`: `POST /`)"}:`,
+    "",
+    "| Operation | ours requests | ours body B | ours with headers B | 0.2.1 requests | 0.2.1 body B | 0.2.1 with headers B | ours ÷ 0.2.1 body | ours after SCRIPT FLUSH |",
+    "| --- | --: | --: | --: | --: | --: | --: | --: | --: |",
+    ...rows,
+    "",
+  ];
+}
+
+function bodyElements(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const command = (Array.isArray(parsed) && Array.isArray(parsed[0]) ? parsed[0] : parsed) as unknown[];
+    return command.map((element) => JSON.stringify(element).length).join(" + ");
+  } catch {
+    return "?";
+  }
+}
+
+function wireSection(results: BenchResults): string[] {
+  const wire = results.wire as NonNullable<BenchResults["wire"]>;
+  const main = wire.configs.find((config) => config.autoPipelining);
+  return [
+    "## 1. Wire cost (HTTP, counted at a pass-through in front of the endpoint)",
+    "",
+    `Same \`@upstash/redis\` client for both (\`enableTelemetry: false\`, defaults otherwise), ${wire.idLength}-character id, 36-character UUID tokens; mean of ${wire.repetitions} repetitions. "acquire, held" is one failed try on a key another lock holds. Proxy counters agree with the pass-through: ${wire.proxyAgrees === undefined ? "n/a (remote)" : wire.proxyAgrees ? "yes" : "**no**"}.`,
+    "",
+    ...wire.configs.flatMap(wireTable),
+    ...(wire.configs.some((config) => config.oursCold)
+      ? []
+      : [
+          "After SCRIPT FLUSH: not measured, because the Redis behind the endpoint is not this run's own (the run never flushes a server it did not start).",
+          "",
+        ]),
+    `acquire + extend + release body bytes: ours ${wire.cycle.ours} B, 0.2.1 ${wire.cycle.v021} B (${Math.round(wire.cycle.ratio * 100)} %); with request line and headers ${wire.cycleWithHeaders.ours} B vs ${wire.cycleWithHeaders.v021} B (${Math.round(wire.cycleWithHeaders.ratio * 100)} %).`,
+    "",
+    ...(main
+      ? [
+          "Where ours' bytes go (JSON length of each element of the command: verb, SHA-1, key count, keys, arguments):",
+          "",
+          ...(["acquire", "extend", "release"] as const).map(
+            (op) =>
+              `- ${op}: ${main.ours[op].bodyBytes} B = ${bodyElements(main.ours[op].sampleBody)} (+ brackets and commas)`,
+          ),
+          "",
+        ]
+      : []),
+  ];
+}
+
+function latencySection(title: string, latency: LatencyResults): string[] {
+  return [
+    title,
+    "",
+    `${latency.rounds} rounds × ${latency.iterationsPerRound} acquire + release cycles per variant, variants interleaved; one process, one client. Round trip (PING through the same client): p50 ${ms(latency.rttP50)} ms, p99 ${ms(latency.rttP99)} ms. CPU is \`process.cpuUsage()\` of the client process per cycle (median over rounds).`,
+    "",
+    "| Variant | acquire + release p50 ms | p99 ms | acquire p50 ms | release p50 ms | CPU per cycle µs | CPU vs raw client (ours' commands), paired by round | failures |",
+    "| --- | --: | --: | --: | --: | --: | --: | --: |",
+    ...latency.variants.map(
+      (entry) =>
+        `| ${VARIANT_LABELS[entry.variant]} | ${ms(entry.cycle.p50)} | ${ms(entry.cycle.p99)} | ${ms(entry.acquire.p50)} | ${ms(entry.release.p50)} | ${(entry.cpuPerCycle * 1000).toFixed(0)} | ${entry.cpuVsRaw === undefined ? "–" : `${entry.cpuVsRaw >= 1 ? "+" : ""}${((entry.cpuVsRaw - 1) * 100).toFixed(1)} %`} | ${entry.failures} |`,
+    ),
+    "",
+    cpuSpread(latency),
+    "",
+  ];
+}
+
+function contentionSection(title: string, contention: ContentionResults, chart: boolean): string[] {
+  const tcp = contention.transport === "tcp";
+  return [
+    title,
+    "",
+    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated. Handover = next holder's acquire resolved − previous holder's release() called, on one machine clock; "to a waiter" counts only handovers between different workers; "acquire wait" is acquire() called → resolved, what callers experience. Requests per acquire count everything the clients sent (release and subscriptions included) ÷ critical sections; ${tcp ? "for TCP these are commands sent by the clients (round trips), next to the commands Redis executed (Lua's inner commands included, from INFO) and the connections opened" : "counted at `fetch` in each worker, cross-checked with the proxy's counter"}.`,
+    "",
+    ...(chart ? ["![contention chart](contention.svg)", ""] : []),
+    `| K | Variant | sections/s | handover p50 / p99 ms | to a waiter p50 / p99 ms | acquire wait p50 / p99 ms | same worker again | fairness min–max | requests / acquire | of which wake-up path | ${tcp ? "Redis commands / acquire | connections / acquire" : "proxy requests / acquire | wake-ups active"} | rounds |`,
+    `| --: | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | ${tcp ? "--: |" : "--- |"} --: |`,
+    ...[...contention.summary]
+      .sort((a, b) => a.k - b.k)
+      .map(
+        (row) =>
+          `| ${row.k} | ${row.label} | ${row.sectionsPerSecond.toFixed(1)} | ${ms(row.handoverP50)} / ${ms(row.handoverP99)} | ${ms(row.waiterHandoverP50)} / ${ms(row.waiterHandoverP99)} | ${ms(row.acquireWaitP50)} / ${ms(row.acquireWaitP99)} | ${Math.round(row.sameWorkerShare * 100)} % | ${row.fairnessMin}–${row.fairnessMax} | ${row.requestsPerAcquire.toFixed(2)} | ${row.wakeUpRequestsPerAcquire.toFixed(2)} | ${tcp ? `${row.serverCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.connectionsPerAcquire?.toFixed(3) ?? "–"}` : `${row.proxyRequestsPerAcquire?.toFixed(2) ?? "–"} | ${row.wakeUpsActive === undefined ? "–" : row.wakeUpsActive ? "yes" : "**no** (polled)"}`} | ${row.rounds} |`,
+      ),
+    "",
+    ...overlapsLine(contention),
+  ];
+}
+
+function overlapsLine(contention: ContentionResults): string[] {
+  const overlaps = contention.summary.reduce((total, row) => total + row.overlaps, 0);
+  const failures = contention.summary.reduce((total, row) => total + row.failures, 0);
+  return [
+    `Mutual exclusion check: ${overlaps === 0 ? "no" : `**${overlaps}**`} section started before the previous holder called release; ${failures === 0 ? "no" : `**${failures}**`} failed acquisitions.`,
+    "",
+  ];
+}
+
+function sizeSection(results: BenchResults): string[] {
+  const size = results.size as NonNullable<BenchResults["size"]>;
+  return [
+    "## 5. Size",
+    "",
+    `esbuild ${size.esbuild}, \`--bundle --minify --format=esm\`, nothing external (neither has runtime dependencies); gzip level 9, brotli quality 11. ${size.note}.`,
+    "",
+    "| Bundle | minified B | gzip B | brotli B |",
+    "| --- | --: | --: | --: |",
+    ...size.entries.map(
+      (entry) => `| ${entry.name} | ${entry.minifiedBytes} | ${entry.gzipBytes} | ${entry.brotliBytes} |`,
+    ),
+    "",
+    `Ours (all exports) is ${size.gzipRatio}× 0.2.1 gzipped.`,
+    "",
+  ];
+}
+
+function scaleSection(results: BenchResults): string[] {
+  const scale = results.scale as NonNullable<BenchResults["scale"]>;
+  const first = scale.results[0];
+  if (!first) return [];
+  return [
+    "## 6. Scale: one process holding many locks with auto-extend",
+    "",
+    `${first.count.toLocaleString("en")} locks held at once in one process over ioredis (a cheap transport, so the library's timers and bookkeeping are what is stressed), lease ${first.leaseMs} ms renewed every ${first.intervalMs} ms, measured over ${first.windowMs / 1000} s after one settling interval; each variant in a fresh process with \`--expose-gc\`. Memory is heapUsed growth after GC ÷ locks, the lock objects included.`,
+    "",
+    "| Variant | acquire all ms | renewals/s (expected) | event-loop delay p50 / p99 / max ms | CPU (share of a core) | heap per lock B | RSS per lock B | lost | release all ms | renewals after release | heap left per lock after release B |",
+    "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |",
+    ...scale.results.map(
+      (row) =>
+        `| ${row.variant === "ours" ? "ours (autoExtend)" : "redis-semaphore Mutex (refreshInterval)"} | ${row.acquireAllMs} | ${row.renewalsPerSecond} (${row.expectedRenewalsPerSecond}) | ${ms(row.eventLoopDelayMs.p50)} / ${ms(row.eventLoopDelayMs.p99)} / ${ms(row.eventLoopDelayMs.max)} | ${row.cpuShareOfOneCore.toFixed(2)} | ${row.heapPerLockBytes} | ${row.rssPerLockBytes} | ${row.lostDuringWindow} | ${row.releaseAllMs} | ${row.renewalsAfterRelease} | ${row.heapAfterReleasePerLockBytes} |`,
+    ),
+    "",
+  ];
+}
+
+function howToRead(): string[] {
+  return [
+    "## How to read this",
+    "",
+    "- Every section runs its variants side by side in one run, interleaved, so ratios hold on a noisy machine; absolute numbers depend on the machine and its load (see the load average above).",
+    "- Client work runs in child processes; the local proxy and redis-server run in the orchestrator's process and in their own, on the same cores, so at K = 16 the machine itself is saturated.",
+    '- A polling waiter that is asleep lets the releasing worker take the lock straight back ("same worker again"): that keeps all-handover medians low but starves the others (see fairness). The handover to a waiter is what waking waiters changes.',
+    "- Reproduce with `npm run bench` (or `npx tsx bench/run.ts`; `--quick` for a smoke run). Set `UPSTASH_REDIS_REST_URL`/`UPSTASH_REDIS_REST_TOKEN` to measure HTTP against a real endpoint and `REDIS_URL` for the TCP sections.",
+    "",
+  ];
+}
+
+function cpuSpread(latency: LatencyResults): string {
+  const ratios = latency.cpuRatioByRound;
+  if (ratios.length === 0) return "";
+  const [low, high] = interquartile(ratios);
+  return `Ours ÷ raw CPU per round: median ${median(ratios).toFixed(3)}, middle half ${low.toFixed(2)}–${high.toFixed(2)}, extremes ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} over ${ratios.length} rounds.`;
+}

@@ -1,0 +1,164 @@
+import { Lock as Lock021 } from "@upstash/lock-0.2.1";
+import type { Redis as UpstashRedis } from "@upstash/redis";
+import type { Redis as IORedis } from "ioredis";
+import { Mutex } from "redis-semaphore";
+import Redlock, { type Lock as RedlockLock } from "redlock";
+import { Lock } from "../src/index";
+import type { Clients } from "./clients";
+import { evalClientRecorder, mirrorOfOurCommands, wrappedRecorder } from "./mirror";
+
+/** Every lock implementation the benchmark drives, over HTTP (`@upstash/redis`) or TCP (ioredis). */
+export type VariantId =
+  | "ours"
+  | "ours-wake"
+  | "ours-poll"
+  | "v021"
+  | "v021-d100"
+  | "v021-d10"
+  | "redlock"
+  | "semaphore"
+  | "raw-ours"
+  | "raw-v021";
+
+export type Transport = "http" | "tcp";
+
+/** One lock held by one process: take it, then free it. */
+export interface LockHandle {
+  acquire(): Promise<boolean>;
+  release(): Promise<unknown>;
+}
+
+export const VARIANT_LABELS: Record<VariantId, string> = {
+  ours: "ours",
+  "ours-wake": "ours, wake-ups",
+  "ours-poll": "ours, polling 100 ms",
+  v021: "0.2.1",
+  "v021-d100": "0.2.1, polling 100 ms",
+  "v021-d10": "0.2.1, polling 10 ms",
+  redlock: "redlock 5.0.0-beta.2, 200±100 ms",
+  semaphore: "redis-semaphore 5.8.0 Mutex, 10 ms",
+  "raw-ours": "raw client, ours' commands",
+  "raw-v021": "raw client, 0.2.1's commands",
+};
+
+/** The lease every variant uses, milliseconds (0.2's default). */
+export const LEASE_MS = 10_000;
+/** Tries enough to wait as long as any benchmark point lasts. */
+const WAIT_ATTEMPTS = 1_000_000;
+
+/** 0.2.1's release script, byte for byte, for the raw variant that sends 0.2.1's commands. */
+const RELEASE_SCRIPT_021 = `
+      -- Check if the current UUID still holds the lock
+      if redis.call("get", KEYS[1]) == ARGV[1] then
+        return redis.call("del", KEYS[1])
+      else
+        return 0
+      end
+     `;
+
+/**
+ * A lock of `variant` on `key`. With `wait`, acquire waits for as long as it takes (contention);
+ * without, each library keeps its defaults (uncontended latency).
+ */
+export async function lockHandle(
+  variant: VariantId,
+  transport: Transport,
+  clients: Clients,
+  key: string,
+  wait: boolean,
+): Promise<LockHandle> {
+  if (variant === "raw-ours") return rawOurs(transport, clients, key);
+  if (transport === "http") return httpHandle(variant, need(clients.upstash, "HTTP"), key, wait);
+  return tcpHandle(variant, need(clients.ioredis, "TCP"), key, wait);
+}
+
+function need<T>(client: T | undefined, what: string): T {
+  if (client === undefined) throw new Error(`no ${what} client in this process`);
+  return client;
+}
+
+function oursHandle(lock: Lock, variant: VariantId, wait: boolean): LockHandle {
+  const config = {
+    ...(wait ? { retry: { attempts: WAIT_ATTEMPTS } } : {}),
+    ...(variant === "ours-poll" ? { wakeOnRelease: false } : {}),
+  };
+  return { acquire: () => lock.acquire(config), release: () => lock.release() };
+}
+
+function httpHandle(variant: VariantId, redis: UpstashRedis, key: string, wait: boolean): LockHandle {
+  switch (variant) {
+    case "ours":
+    case "ours-wake":
+    case "ours-poll":
+      return oursHandle(new Lock({ id: key, redis, lease: LEASE_MS }), variant, wait);
+    case "v021":
+    case "v021-d100":
+    case "v021-d10": {
+      const delay = variant === "v021-d10" ? 10 : 100;
+      const lock = new Lock021({
+        id: key,
+        redis,
+        lease: LEASE_MS,
+        ...(wait ? { retry: { attempts: WAIT_ATTEMPTS, delay } } : {}),
+      });
+      return { acquire: () => lock.acquire(), release: () => lock.release() };
+    }
+    case "raw-v021": {
+      let token = "";
+      return {
+        acquire: async () => {
+          token = crypto.randomUUID();
+          return (await redis.set(key, token, { nx: true, px: LEASE_MS })) === "OK";
+        },
+        release: () => redis.eval(RELEASE_SCRIPT_021, [key], [token]),
+      };
+    }
+    default:
+      throw new Error(`${variant} does not run over HTTP`);
+  }
+}
+
+function tcpHandle(variant: VariantId, redis: IORedis, key: string, wait: boolean): LockHandle {
+  switch (variant) {
+    case "ours":
+    case "ours-wake":
+    case "ours-poll":
+      return oursHandle(new Lock({ id: key, redis, lease: LEASE_MS }), variant, wait);
+    case "redlock": {
+      // retryCount -1 retries forever; the delay and jitter stay redlock's defaults.
+      const redlock = new Redlock([redis], wait ? { retryCount: -1 } : {});
+      let held: RedlockLock | undefined;
+      return {
+        acquire: async () => {
+          held = await redlock.acquire([key], LEASE_MS);
+          return true;
+        },
+        release: () => (held as RedlockLock).release(),
+      };
+    }
+    case "semaphore": {
+      const mutex = new Mutex(redis, key, {
+        lockTimeout: LEASE_MS,
+        ...(wait ? { acquireTimeout: 3_600_000 } : {}),
+      });
+      return { acquire: () => mutex.tryAcquire(), release: () => mutex.release() };
+    }
+    default:
+      throw new Error(`${variant} does not run over TCP`);
+  }
+}
+
+/** The raw client sending our Lock's commands, learnt by recording them (see {@link mirrorOfOurCommands}). */
+async function rawOurs(transport: Transport, clients: Clients, key: string): Promise<LockHandle> {
+  if (transport === "tcp") {
+    const redis = need(clients.ioredis, "TCP");
+    const duplicate = redis.duplicate();
+    try {
+      return await mirrorOfOurCommands(redis, wrappedRecorder(duplicate as never), key, LEASE_MS);
+    } finally {
+      duplicate.disconnect();
+    }
+  }
+  const redis = need(clients.upstash, "HTTP");
+  return mirrorOfOurCommands(redis, evalClientRecorder(redis as never), key, LEASE_MS);
+}
