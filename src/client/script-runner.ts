@@ -18,12 +18,25 @@ function unusableClient(value: unknown): TypeError {
   );
 }
 
+// One runner per client, shared by every Lock and Debounce on it: applications create many locks
+// over one client, and a runner per lock was most of a lock's memory.
+const runners = new WeakMap<object, ScriptRunner>();
+
 /**
  * The runner for `client`, chosen by its shape. Scripts go by SHA-1 with a fallback to the full
  * text (when the client can send EVALSHA), and replies come back as numbers, lists and null.
  * @throws {TypeError} when `client` is not a usable Redis client.
  */
 export function scriptRunnerFor(client: RedisClient): ScriptRunner {
+  let runner = runners.get(client);
+  if (runner === undefined) {
+    runner = createRunner(client);
+    runners.set(client, runner);
+  }
+  return runner;
+}
+
+function createRunner(client: RedisClient): ScriptRunner {
   const detected = detectClient(client);
   if (detected === undefined) throw unusableClient(client);
   switch (detected.kind) {
