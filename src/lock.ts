@@ -21,6 +21,12 @@ import { ReleaseWatch } from "./wake/release-watch";
 
 ensureAsyncDisposeSymbol();
 
+/** An acquisition's means of being woken early, created only once it has to wait. */
+interface WakeUps {
+  bell: Doorbell | undefined;
+  watch: ReleaseWatch | undefined;
+}
+
 /** How one acquisition ended. */
 interface AcquireOutcome {
   acquired: boolean;
@@ -51,6 +57,8 @@ export class Lock implements AsyncDisposable {
   /** The current period of holding, for acquisitions made by this instance. */
   #hold: Hold | undefined;
   #notHeldSignal: AbortSignal | undefined;
+  /** The plan of a call without options, resolved once: the common case, on the hot path. */
+  #plainPlan: AcquirePlan | undefined;
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
@@ -212,6 +220,11 @@ export class Lock implements AsyncDisposable {
     if (token !== undefined) await this.#releaseQuietly(token);
   }
 
+  #defaultPlan(): AcquirePlan {
+    this.#plainPlan ??= resolveAcquirePlan(undefined, this.#settings);
+    return this.#plainPlan;
+  }
+
   /** Keeps the current hold in step with what Redis just said about `token`. */
   #observe(token: string, sentAt: number, held: boolean, pttl: number): void {
     const hold = this.#hold;
@@ -221,10 +234,10 @@ export class Lock implements AsyncDisposable {
   }
 
   async #acquire(config: LockAcquireConfig | undefined): Promise<AcquireOutcome> {
-    const plan = resolveAcquirePlan(config, this.#settings);
+    const plan = config === undefined ? this.#defaultPlan() : resolveAcquirePlan(config, this.#settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    const wakeUps = { bell: new Doorbell(), watch: undefined as ReleaseWatch | undefined };
+    const wakeUps: WakeUps = { bell: undefined, watch: undefined };
     try {
       return await this.#tryUntilDone(plan, token, wakeUps);
     } finally {
@@ -232,18 +245,14 @@ export class Lock implements AsyncDisposable {
     }
   }
 
-  async #tryUntilDone(
-    plan: AcquirePlan,
-    token: string,
-    wakeUps: { bell: Doorbell; watch: ReleaseWatch | undefined },
-  ): Promise<AcquireOutcome> {
+  async #tryUntilDone(plan: AcquirePlan, token: string, wakeUps: WakeUps): Promise<AcquireOutcome> {
     const started = monotonicNow();
     const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
     let attempt = 0;
     let fastestRoundTrip = Number.POSITIVE_INFINITY;
     for (let countsAsAttempt = true; ; ) {
       if (countsAsAttempt) attempt += 1;
-      wakeUps.bell.reset();
+      wakeUps.bell?.reset();
       const sentAt = monotonicNow();
       const result = await this.#attemptOnce(token, plan);
       if (result.kind === "acquired") {
@@ -254,18 +263,18 @@ export class Lock implements AsyncDisposable {
       // Woken waiters spread their retries over a few round trips, so the first one's success
       // (announced) reaches the others before they send theirs.
       fastestRoundTrip = Math.min(fastestRoundTrip, now - sentAt);
-      wakeUps.bell.spreadMs = Math.min(4 * fastestRoundTrip, plan.backoff.delay);
+      const bell = (wakeUps.bell ??= new Doorbell());
+      bell.spreadMs = Math.min(4 * fastestRoundTrip, plan.backoff.delay);
       if (attempt >= plan.attempts || now >= budgetEnd) {
         return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
       }
       // From the first wait on, a release announcement ends any wait early (polling stays the fallback).
-      if (plan.wakeOnRelease && result.kind === "held")
-        wakeUps.watch ??= new ReleaseWatch(this.#store, wakeUps.bell);
+      if (plan.wakeOnRelease && result.kind === "held") wakeUps.watch ??= new ReleaseWatch(this.#store, bell);
       // Never wait past the moment the holder's lease ends, nor past the caller's budget.
       let wait = backoffDelay(attempt, plan.backoff);
       if (result.kind === "held" && result.pttl >= 0) wait = Math.min(wait, result.pttl);
       try {
-        await wakeUps.bell.wait(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
+        await bell.wait(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
       } catch (reason) {
         if (result.kind === "error") this.#releaseInBackground(token);
         throw reason;
