@@ -263,7 +263,8 @@ export class Lock implements AsyncDisposable {
       // Woken waiters spread their retries over a few round trips, so the first one's success
       // (announced) reaches the others before they send theirs.
       fastestRoundTrip = Math.min(fastestRoundTrip, now - sentAt);
-      const bell = (wakeUps.bell ??= new Doorbell());
+      wakeUps.bell ??= new Doorbell();
+      const bell = wakeUps.bell;
       bell.spreadMs = Math.min(4 * fastestRoundTrip, plan.backoff.delay);
       if (attempt >= plan.attempts || now >= budgetEnd) {
         return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
