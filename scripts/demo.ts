@@ -6,10 +6,9 @@
 // stack started for the run. Whatever it starts it stops, also on Ctrl-C. Exit code: 0 when the
 // run was clean, 1 on an overlap or a failed worker, 2 on bad arguments, 130/143 after SIGINT/SIGTERM.
 
-import { constants } from "node:os";
 import type { Redis } from "@upstash/redis";
 import { type Backend, clientFor, deleteRunKeys, openBackend, type RunKeys, runKeys } from "./demo/backend";
-import { type DemoOptions, parseOptions, USAGE, UsageError } from "./demo/options";
+import { type DemoOptions, parseOptions, USAGE } from "./demo/options";
 import { WORKLOAD } from "./demo/protocol";
 import {
   findOverlaps,
@@ -23,6 +22,7 @@ import {
 import { applyEvent, markExited, markInterrupted, newTrack, type Track } from "./demo/timeline";
 import { liveView, logView, type View } from "./demo/view";
 import { startWorker, type WorkerProcess } from "./demo/workers";
+import { runCli } from "./support/cli";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
 const READY_TIMEOUT_MS = 60_000;
@@ -204,38 +204,17 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
 }
 
 async function main(): Promise<number> {
-  let options: DemoOptions | "help";
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`demo: ${error.message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (options === "help") {
-    say(USAGE);
-    return 0;
-  }
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    // Only record it: the live view owns the terminal until it has drawn its last frame.
-    process.on(signal, () => {
-      if (!interrupt.signal.aborted) interruptExitCode = 128 + constants.signals[signal];
+  return runCli<DemoOptions>({
+    name: "demo",
+    usage: USAGE,
+    parse: parseOptions,
+    onInterrupt(exitCode) {
+      // Only record it: the live view owns the terminal until it has drawn its last frame.
+      if (!interrupt.signal.aborted) interruptExitCode = exitCode;
       interrupt.abort();
-    });
-  }
-  const cleanups: Array<() => Promise<unknown>> = [];
-  try {
-    return await run(options, cleanups);
-  } catch (error) {
-    process.stderr.write(`demo: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  } finally {
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: unknown) =>
-        process.stderr.write(`demo: cleanup failed: ${String(error)}\n`),
-      );
-    }
-  }
+    },
+    run,
+  });
 }
 
 // Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.

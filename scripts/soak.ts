@@ -7,13 +7,12 @@
 // Always on a private local stack (it never touches UPSTASH_REDIS_REST_URL). Whatever it starts it
 // stops, also on Ctrl-C. Exit code: 0 when clean, 1 on any problem, 2 on bad arguments.
 
-import { constants } from "node:os";
 import { setTimeout as pause } from "node:timers/promises";
 import { Redis } from "@upstash/redis";
 import { type LocalStack, startLocalStack } from "../stack/local-stack";
 import { type PassThrough, startPassThrough } from "../test/support/pass-through";
 import { FAULT_LIMITS, FaultInjector, seededRandom } from "./soak/faults";
-import { parseOptions, type SoakOptions, USAGE, UsageError } from "./soak/options";
+import { parseOptions, type SoakOptions, USAGE } from "./soak/options";
 import { findOverlaps } from "./soak/overlaps";
 import { type Step, WORKLOAD } from "./soak/protocol";
 import {
@@ -25,6 +24,7 @@ import {
   type WorkerOutcome,
 } from "./soak/report";
 import { type SoakWorker, startWorker } from "./soak/workers";
+import { runCli } from "./support/cli";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
 const READY_TIMEOUT_MS = 60_000;
@@ -211,37 +211,16 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
 }
 
 async function main(): Promise<number> {
-  let options: SoakOptions | "help";
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`soak: ${error.message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (options === "help") {
-    say(USAGE);
-    return 0;
-  }
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      if (!interrupt.signal.aborted) interruptExitCode = 128 + constants.signals[signal];
+  return runCli<SoakOptions>({
+    name: "soak",
+    usage: USAGE,
+    parse: parseOptions,
+    onInterrupt(exitCode) {
+      if (!interrupt.signal.aborted) interruptExitCode = exitCode;
       interrupt.abort();
-    });
-  }
-  const cleanups: Array<() => Promise<unknown>> = [];
-  try {
-    return await run(options, cleanups);
-  } catch (error) {
-    process.stderr.write(`soak: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  } finally {
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: unknown) =>
-        process.stderr.write(`soak: cleanup failed: ${String(error)}\n`),
-      );
-    }
-  }
+    },
+    run,
+  });
 }
 
 // Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.

@@ -1,6 +1,7 @@
 // The demo's command line: `npm run demo -- [--seconds N] [--workers N]`.
 
 import { parseArgs } from "node:util";
+import { integerIn, UsageError } from "../support/cli";
 
 export interface DemoOptions {
   /** How long workers keep starting new rounds. */
@@ -15,22 +16,6 @@ export const USAGE = `usage: npm run demo -- [--seconds N] [--workers N]
 
 Uses UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN when both are set; otherwise starts a
 local stack (redis-server plus the Upstash REST proxy) for the run and stops it afterwards.`;
-
-/** Bad arguments: the demo prints the message and the usage, and exits 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
-
-function integerIn(name: string, text: string | undefined, fallback: number, [min, max]: [number, number]) {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(
-      `--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`,
-    );
-  }
-  return value;
-}
 
 /** @returns the options, or "help" when --help was given. */
 export function parseOptions(argv: string[]): DemoOptions | "help" {

@@ -1,6 +1,7 @@
 // The soak's command line: `npm run soak -- [--seconds N] [--workers N] [--seed N] [--careless]`.
 
 import { parseArgs } from "node:util";
+import { integerIn, UsageError } from "../support/cli";
 
 export interface SoakOptions {
   /** How long the workers contend. */
@@ -24,22 +25,6 @@ export const USAGE = `usage: npm run soak -- [--seconds N] [--workers N] [--seed
 Starts a private local stack (redis-server plus the Upstash REST proxy), one fault-injecting
 pass-through per worker, and the workers. Exit code 0 when clean, 1 on any overlap, unhandled
 rejection, lost report or stuck worker, 2 on bad arguments.`;
-
-/** Bad arguments: the soak prints the message and the usage, and exits 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
-
-function integerIn(name: string, text: string | undefined, fallback: number, [min, max]: [number, number]) {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(
-      `--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`,
-    );
-  }
-  return value;
-}
 
 /** @returns the options, or "help" when --help was given. */
 export function parseOptions(argv: string[]): SoakOptions | "help" {
