@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
 import { type LocalStackOptions, startLocalStack } from "./local-stack";
+import { SCRIPT_FLAGS_MODES, type ScriptFlagsMode } from "./proxy/scripts/script-gateway";
 
 /**
- * `npm run local-upstash [-- --port N] [--redis-url redis://...] [--token T] [--host H]`
+ * `npm run local-upstash [-- --port N] [--redis-url redis://...] [--token T] [--host H]
+ *   [--script-flags emulate|forward]`
  *
  * Prints exactly two lines to stdout, ready for `eval` or a `.env` file:
  *   UPSTASH_REDIS_REST_URL=http://127.0.0.1:PORT
@@ -10,7 +12,8 @@ import { type LocalStackOptions, startLocalStack } from "./local-stack";
  * then serves until SIGINT or SIGTERM, stops what it started and exits 0. Everything else goes to stderr.
  */
 
-const USAGE = "usage: local-upstash [--port N] [--redis-url redis://host:port] [--token T] [--host H]";
+const USAGE =
+  "usage: local-upstash [--port N] [--redis-url redis://host:port] [--token T] [--host H] [--script-flags emulate|forward]";
 
 /** Thrown for bad command-line arguments; exits 2 with the usage line. */
 class UsageError extends Error {}
@@ -25,6 +28,7 @@ function parseCliOptions(argv: string[]): LocalStackOptions {
         "redis-url": { type: "string" },
         token: { type: "string" },
         host: { type: "string" },
+        "script-flags": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -32,16 +36,24 @@ function parseCliOptions(argv: string[]): LocalStackOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { port, "redis-url": redisUrl, token, host } = values;
+  const { port, "redis-url": redisUrl, token, host, "script-flags": scriptFlags } = values;
   if (port !== undefined && !/^\d+$/.test(String(port))) {
     throw new UsageError(`--port must be a port number, got ${JSON.stringify(port)}`);
+  }
+  if (scriptFlags !== undefined && !isScriptFlagsMode(scriptFlags)) {
+    throw new UsageError(`--script-flags must be emulate or forward, got ${JSON.stringify(scriptFlags)}`);
   }
   return {
     ...(typeof port === "string" ? { port: Number(port) } : {}),
     ...(typeof redisUrl === "string" ? { redisUrl } : {}),
     ...(typeof token === "string" ? { token } : {}),
     ...(typeof host === "string" ? { host } : {}),
+    ...(scriptFlags === undefined ? {} : { scriptFlags }),
   };
+}
+
+function isScriptFlagsMode(value: unknown): value is ScriptFlagsMode {
+  return SCRIPT_FLAGS_MODES.some((mode) => mode === value);
 }
 
 /** Resolves on the first SIGINT or SIGTERM; listening starts at once so a signal during startup is not lost. */

@@ -1,3 +1,4 @@
+import type { ScriptFlagsMode } from "./proxy/scripts/script-gateway";
 import { type ProxyHandle, startProxy } from "./proxy/server";
 import { type RedisServerHandle, startRedisServer } from "./redis-server";
 
@@ -25,6 +26,12 @@ export interface LocalStackOptions {
    * @default 1048576
    */
   readonly maxBodyBytes?: number;
+  /**
+   * How the proxy treats Upstash's `allow-key-locking` script flag: `"emulate"` it, or `"forward"` scripts
+   * untouched so Redis rejects the flag (see `ProxyOptions.scriptFlags`).
+   * @default "emulate"
+   */
+  readonly scriptFlags?: ScriptFlagsMode;
 }
 
 /** A running local Upstash-compatible stack. */
@@ -62,6 +69,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.host === undefined ? {} : { host: options.host }),
       ...(options.token === undefined ? {} : { token: options.token }),
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+      ...(options.scriptFlags === undefined ? {} : { scriptFlags: options.scriptFlags }),
     });
   } catch (error) {
     await redis?.stop();

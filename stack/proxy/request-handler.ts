@@ -9,9 +9,10 @@ import { errorResponse, type JsonResponse, writeJsonResponse } from "./json-resp
 import { parseJsonBody, readBody } from "./request-body";
 import { requestedEncoding } from "./response-encoding";
 import { findRoute } from "./routes";
+import type { ScriptGateway } from "./scripts/script-gateway";
 import type { SharedPool } from "./shared-pool";
 import type { ProxyStats } from "./stats";
-import { streamSubscription, subscribedChannel } from "./subscribe";
+import { requestedSubscription, streamSubscription } from "./subscribe";
 import { createSyncTokenSource } from "./sync-token";
 
 /** Upstash accepts these methods; the client only sends POST. */
@@ -26,6 +27,8 @@ export interface RequestHandlerDeps {
   readonly stats: ProxyStats;
   /** Where Redis is, for the connections that subscription streams open. */
   readonly redis: RespConnectionOptions;
+  /** The script-flag mode at work. */
+  readonly scripts: ScriptGateway;
 }
 
 /**
@@ -66,6 +69,7 @@ export function createRequestHandler(
       shared: deps.shared,
       dedicated: deps.dedicated,
       stats: deps.stats,
+      scripts: deps.scripts,
     });
   }
 
@@ -76,12 +80,18 @@ export function createRequestHandler(
       return;
     }
     // Subscriptions stream events instead of answering with JSON, once method and token pass.
-    const channel = subscribedChannel(requestUrl(req).pathname);
-    if (channel !== undefined && ALLOWED_METHODS.has(req.method ?? "") && verifyToken(req, requestUrl(req))) {
-      streamSubscription(req, res, channel, deps.redis);
+    const subscription = requestedSubscription(requestUrl(req).pathname);
+    if (
+      subscription !== undefined &&
+      ALLOWED_METHODS.has(req.method ?? "") &&
+      verifyToken(req, requestUrl(req))
+    ) {
+      // Upstash bills a SUBSCRIBE like any command; the stream's messages are not counted.
+      deps.stats.subscriptions += 1;
+      streamSubscription(req, res, subscription, deps.redis);
       return;
     }
-    answer(req, channel !== undefined).then(
+    answer(req, subscription !== undefined).then(
       (response) => writeJsonResponse(res, response, nextSyncToken()),
       (error: unknown) => writeJsonResponse(res, failureResponse(error), nextSyncToken()),
     );

@@ -1,5 +1,6 @@
 import type { DedicatedPool } from "./dedicated-pool";
 import type { ResponseEncoding } from "./response-encoding";
+import type { ScriptGateway } from "./scripts/script-gateway";
 import type { SharedPool } from "./shared-pool";
 import type { ProxyStats } from "./stats";
 
@@ -11,4 +12,6 @@ export interface RouteContext {
   readonly shared: SharedPool;
   readonly dedicated: DedicatedPool;
   readonly stats: ProxyStats;
+  /** Rewrites script commands for the script-flag mode (EVAL of a flagged script, EVALSHA...). */
+  readonly scripts: ScriptGateway;
 }

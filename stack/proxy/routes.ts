@@ -10,8 +10,8 @@ export type RouteHandler = (context: RouteContext) => Promise<JsonResponse>;
 /**
  * The command routes, by exact path. `""` (a base URL without path) arrives as `/`.
  *
- * The streaming route `POST /subscribe/<channel>` (SSE) is a different kind, matched by prefix in the request
- * handler before this table: see `subscribe.ts`.
+ * The streaming routes `POST /subscribe/<channel>` and `POST /psubscribe/<pattern>` (SSE) are a different
+ * kind, matched by prefix in the request handler before this table: see `subscribe.ts`.
  */
 const ROUTES: ReadonlyMap<string, RouteHandler> = new Map([
   ["/", handleSingle],

@@ -4,6 +4,14 @@ import { connectionOptionsFromUrl } from "../resp/redis-url";
 import { generateToken } from "./auth";
 import { DedicatedPool } from "./dedicated-pool";
 import { createRequestHandler } from "./request-handler";
+import { CommandCatalog } from "./scripts/command-catalog";
+import { KeyLockingEmulation } from "./scripts/key-locking-emulation";
+import {
+  forwardScripts,
+  SCRIPT_FLAGS_MODES,
+  type ScriptFlagsMode,
+  type ScriptGateway,
+} from "./scripts/script-gateway";
 import { SharedPool } from "./shared-pool";
 import { createStats, type ProxyStats } from "./stats";
 
@@ -41,6 +49,15 @@ export interface ProxyOptions {
    * @default 5000
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * What to do with Upstash's `#!lua flags=allow-key-locking`, which Redis rejects: `"emulate"` takes the
+   * flag out before Redis sees the script, keeps EVALSHA working by the SHA-1 of the text the client sent,
+   * and refuses undeclared keys and database-wide commands in the script, as Upstash does; `"forward"`
+   * passes scripts through untouched, as serverless-redis-http does, so Redis answers
+   * `ERR Unexpected flag in script shebang: allow-key-locking`. See `stack/README.md`.
+   * @default "emulate"
+   */
+  readonly scriptFlags?: ScriptFlagsMode;
 }
 
 /** A running proxy. */
@@ -51,7 +68,7 @@ export interface ProxyHandle {
   readonly port: number;
   /** Token for `UPSTASH_REDIS_REST_TOKEN`. */
   readonly token: string;
-  /** Live counters (requests, request bytes, commands), updated in place. */
+  /** Live counters (requests, request bytes, commands, subscriptions), updated in place. */
   readonly stats: Readonly<ProxyStats>;
   /** Stops listening, lets in-flight requests finish briefly, then closes every socket. */
   close(): Promise<void>;
@@ -63,12 +80,12 @@ const CLOSE_GRACE_MS = 1000;
 const MAX_IDLE_TRANSACTION_CONNECTIONS = 8;
 
 /**
- * Starts an HTTP server that speaks the Upstash REST protocol (`/`, `/pipeline`, `/multi-exec`) in front of a
- * redis-server. Connections to Redis open lazily, so the proxy starts even when Redis is down and answers 500
- * until it is back.
+ * Starts an HTTP server that speaks the Upstash REST protocol (`/`, `/pipeline`, `/multi-exec`, and the
+ * `/subscribe/<channel>` and `/psubscribe/<pattern>` event streams) in front of a redis-server. Connections to
+ * Redis open lazily, so the proxy starts even when Redis is down and answers 500 until it is back.
  *
  * @throws RangeError for a non-positive `maxBodyBytes` or `poolSize`.
- * @throws TypeError for an empty `token` or a `redisUrl` that is not `redis://`.
+ * @throws TypeError for an empty `token`, a `redisUrl` that is not `redis://`, or an unknown `scriptFlags`.
  */
 export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes ?? 1024 * 1024);
@@ -77,6 +94,12 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   if (token === "") {
     throw new TypeError("Expected `token` to be a non-empty string");
   }
+  const scriptFlags = options.scriptFlags ?? "emulate";
+  if (!SCRIPT_FLAGS_MODES.includes(scriptFlags)) {
+    throw new TypeError(
+      `Expected \`scriptFlags\` to be "emulate" or "forward", got ${JSON.stringify(scriptFlags)}`,
+    );
+  }
   const redis = {
     ...connectionOptionsFromUrl(options.redisUrl),
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
@@ -84,7 +107,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   const shared = new SharedPool(redis, poolSize);
   const dedicated = new DedicatedPool(redis, MAX_IDLE_TRANSACTION_CONNECTIONS);
   const stats = createStats();
-  const server = createServer(createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats, redis }));
+  const scripts = scriptGateway(scriptFlags, shared);
+  const server = createServer(
+    createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats, redis, scripts }),
+  );
   server.on("clientError", answerClientError);
   const host = options.host ?? "127.0.0.1";
   try {
@@ -107,6 +133,14 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
       dedicated.close();
     },
   };
+}
+
+/** The emulation asks Redis for the key positions of commands over the shared connections, like any request. */
+function scriptGateway(mode: ScriptFlagsMode, shared: SharedPool): ScriptGateway {
+  if (mode === "forward") {
+    return forwardScripts;
+  }
+  return new KeyLockingEmulation(new CommandCatalog((command) => shared.pick().call(...command)));
 }
 
 function positiveInteger(name: string, value: number): number {

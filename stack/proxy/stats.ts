@@ -6,9 +6,11 @@ export interface ProxyStats {
   requestBytes: number;
   /** Redis commands forwarded (a transaction's MULTI and EXEC not included). */
   commands: number;
+  /** Server-sent-events streams opened on `/subscribe/...` or `/psubscribe/...` (each one a SUBSCRIBE). */
+  subscriptions: number;
 }
 
 /** Zeroed counters. */
 export function createStats(): ProxyStats {
-  return { requests: 0, requestBytes: 0, commands: 0 };
+  return { requests: 0, requestBytes: 0, commands: 0, subscriptions: 0 };
 }

@@ -5,10 +5,24 @@ import { encodeCommands } from "./encoder";
 import { RespParser } from "./parser";
 import { RespError, RespInteger, type RespReply } from "./reply";
 
-/** A pub/sub event, as Redis pushes it to a subscribed connection. */
+/** What a subscriber listens to: channels by name (SUBSCRIBE), or every channel matching a pattern (PSUBSCRIBE). */
+export interface Subscription {
+  readonly kind: "channel" | "pattern";
+  /** Channel names or glob-style patterns. */
+  readonly names: readonly string[];
+}
+
+/** A pub/sub event, as Redis pushes it to a subscribed connection; `count` is the connection's subscriptions. */
 export type PubSubEvent =
   | { readonly kind: "subscribe"; readonly channel: string; readonly count: number }
-  | { readonly kind: "message"; readonly channel: string; readonly payload: Buffer };
+  | { readonly kind: "psubscribe"; readonly pattern: string; readonly count: number }
+  | { readonly kind: "message"; readonly channel: string; readonly payload: Buffer }
+  | {
+      readonly kind: "pmessage";
+      readonly pattern: string;
+      readonly channel: string;
+      readonly payload: Buffer;
+    };
 
 /** What a subscriber reports. */
 export interface SubscriberListeners {
@@ -30,8 +44,8 @@ export class RespSubscriber {
   #handshakeReplies: number;
   #closed = false;
 
-  /** Connects, runs the handshake and subscribes to `channels`; events arrive through `listeners`. */
-  constructor(options: RespConnectionOptions, channels: readonly string[], listeners: SubscriberListeners) {
+  /** Connects, runs the handshake and subscribes; events arrive through `listeners`. */
+  constructor(options: RespConnectionOptions, subscription: Subscription, listeners: SubscriberListeners) {
     const handshake: readonly Command[] = options.handshake ?? [];
     this.#handshakeReplies = handshake.length;
     this.#listeners = listeners;
@@ -41,7 +55,8 @@ export class RespSubscriber {
     );
     this.#socket.once("connect", () => {
       this.#socket.setTimeout(0);
-      this.#socket.write(encodeCommands([...handshake, ["SUBSCRIBE", ...channels]]));
+      const subscribe = subscription.kind === "pattern" ? "PSUBSCRIBE" : "SUBSCRIBE";
+      this.#socket.write(encodeCommands([...handshake, [subscribe, ...subscription.names]]));
     });
     this.#socket.on("data", (chunk) => {
       try {
@@ -82,16 +97,26 @@ export class RespSubscriber {
   }
 }
 
+/**
+ * Reads a push: `[subscribe|psubscribe, channel|pattern, count]`, `[message, channel, payload]` or
+ * `[pmessage, pattern, channel, payload]`.
+ */
 function toEvent(reply: RespReply): PubSubEvent | undefined {
   if (!Array.isArray(reply)) return undefined;
-  const [kind, channel, detail] = reply;
-  if (!Buffer.isBuffer(kind) || !Buffer.isBuffer(channel)) return undefined;
+  const [kind, subject, detail, pmessagePayload] = reply;
+  if (!Buffer.isBuffer(kind) || !Buffer.isBuffer(subject)) return undefined;
   const name = kind.toString();
   if (name === "subscribe" && detail instanceof RespInteger) {
-    return { kind: "subscribe", channel: channel.toString(), count: detail.toNumber() };
+    return { kind: name, channel: subject.toString(), count: detail.toNumber() };
+  }
+  if (name === "psubscribe" && detail instanceof RespInteger) {
+    return { kind: name, pattern: subject.toString(), count: detail.toNumber() };
   }
   if (name === "message" && Buffer.isBuffer(detail)) {
-    return { kind: "message", channel: channel.toString(), payload: detail };
+    return { kind: name, channel: subject.toString(), payload: detail };
+  }
+  if (name === "pmessage" && Buffer.isBuffer(detail) && Buffer.isBuffer(pmessagePayload)) {
+    return { kind: name, pattern: subject.toString(), channel: detail.toString(), payload: pmessagePayload };
   }
   return undefined;
 }

@@ -102,6 +102,30 @@ describe("local-upstash CLI", () => {
     }
   });
 
+  it("takes --script-flags forward, so Redis judges allow-key-locking itself", async () => {
+    const run = runCli(["--script-flags", "forward"]);
+    try {
+      const [urlLine, tokenLine] = await run.lines;
+      const redis = createClient({
+        url: assignedValue(urlLine, "UPSTASH_REDIS_REST_URL"),
+        token: assignedValue(tokenLine, "UPSTASH_REDIS_REST_TOKEN"),
+      });
+      await expect(redis.eval("#!lua flags=allow-key-locking\nreturn 1", [], [])).rejects.toThrow(
+        "ERR Unexpected flag in script shebang: allow-key-locking",
+      );
+    } finally {
+      run.child.kill("SIGTERM");
+      await run.exit;
+    }
+  });
+
+  it("exits 2 with the usage on an unknown --script-flags mode", async () => {
+    const { code, stderr } = await runCli(["--script-flags", "strip"]).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain('--script-flags must be emulate or forward, got "strip"');
+    expect(stderr).toContain("usage: local-upstash");
+  });
+
   it("exits 2 with the usage on an unknown option", async () => {
     const { code, stdout, stderr } = await runCli(["--nope"]).exit;
     expect(code).toBe(2);

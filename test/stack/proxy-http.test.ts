@@ -47,7 +47,7 @@ describe("authentication", () => {
 });
 
 describe("routes and methods", () => {
-  it.each(["/nope", "/pipeline/extra", "/subscribe/", "//pipeline"])(
+  it.each(["/nope", "/pipeline/extra", "/subscribe/", "/psubscribe/", "//pipeline"])(
     "answers 404 JSON on %s",
     async (path) => {
       expectJsonError(await rawRequest(endpoint(), { path, json: ["ping"] }), 404, /^ERR endpoint not found/);

@@ -3,7 +3,7 @@ import { createClient } from "./helpers/clients";
 import { keyPrefix } from "./helpers/keys";
 import { usePrivateStack } from "./helpers/private-stack";
 
-// The server-sent-events subscribe endpoint, as @upstash/redis's subscribe() uses it.
+// The server-sent-events subscribe endpoints, as @upstash/redis's subscribe() and psubscribe() use them.
 const stack = usePrivateStack();
 
 /** Opens a raw SSE stream and collects its `data:` lines. */
@@ -54,6 +54,19 @@ async function subscribers(channel: string): Promise<number> {
   return count;
 }
 
+/** Pattern subscriptions Redis counts, over all connections. */
+async function patternSubscriptions(): Promise<number> {
+  return (await createClient(stack()).eval(`return redis.call("PUBSUB", "NUMPAT")`, [], [])) as number;
+}
+
+/** Polls until `read` gives 0 (a closed stream's connection is dropped asynchronously), then returns it. */
+async function settlesAtZero(read: () => Promise<number>): Promise<number> {
+  for (let poll = 0; poll < 100 && (await read()) > 0; poll++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return read();
+}
+
 describe("POST /subscribe/<channel>", () => {
   it("streams the subscribe confirmation and each message as SSE data lines", async () => {
     const channel = keyPrefix("sse");
@@ -71,10 +84,7 @@ describe("POST /subscribe/<channel>", () => {
     stream.close();
     await stream.done;
     // The proxy drops its Redis subscription when the client goes away.
-    for (let poll = 0; poll < 100 && (await subscribers(channel)) > 0; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(await subscribers(channel)).toBe(0);
+    expect(await settlesAtZero(() => subscribers(channel))).toBe(0);
   });
 
   it("answers a wrong token with the JSON 401", async () => {
@@ -102,5 +112,80 @@ describe("POST /subscribe/<channel>", () => {
     await redis.publish(channel, "released");
     expect(await received).toBe("released");
     await subscriber.unsubscribe();
+  });
+});
+
+// One test at a time: PUBSUB NUMPAT counts the patterns of the whole server.
+describe("POST /psubscribe/<pattern>", () => {
+  it("streams the psubscribe confirmation and each matching message with its channel", async () => {
+    const prefix = keyPrefix("psse");
+    const pattern = `${prefix}*`;
+    const stream = await openStream(`/psubscribe/${encodeURIComponent(pattern)}`, stack().token);
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get("content-type")).toBe("text/event-stream");
+    await stream.until(1);
+    expect(stream.lines[0]).toBe(`psubscribe,${pattern},1`);
+
+    const redis = createClient(stack());
+    expect(await redis.publish(`${prefix}one`, "hello")).toBe(1);
+    expect(await redis.publish(`${keyPrefix("elsewhere")}one`, "not matched")).toBe(0);
+    expect(await redis.publish(`${prefix}two`, "again")).toBe(1);
+    await stream.until(3);
+    expect(stream.lines.slice(1)).toEqual([
+      `pmessage,${pattern},${prefix}one,hello`,
+      `pmessage,${pattern},${prefix}two,again`,
+    ]);
+
+    stream.close();
+    await stream.done;
+    expect(await settlesAtZero(patternSubscriptions)).toBe(0);
+  });
+
+  it("answers a wrong token with the JSON 401", async () => {
+    const response = await fetch(`${stack().url}/psubscribe/ch*`, {
+      method: "POST",
+      headers: { authorization: "Bearer wrong", accept: "text/event-stream" },
+      body: "[]",
+    });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ error: "Unauthorized" });
+  });
+
+  it("works with @upstash/redis's psubscribe(), and unsubscribing leaves no pattern in Redis", async () => {
+    const redis = createClient(stack());
+    const prefix = keyPrefix("psse-client");
+    const pattern = `${prefix}*`;
+    const subscriber = redis.psubscribe<{ event: string }>(pattern);
+    const confirmed = new Promise<number>((resolve) => subscriber.on("psubscribe", resolve));
+    const received = new Promise<{ pattern: string; channel: string; message: unknown }>((resolve) =>
+      subscriber.on("pmessage", resolve),
+    );
+    expect(await confirmed).toBe(1);
+    // The client JSON-parses pattern messages (plain text is an "error" event), so publish JSON.
+    await redis.publish(`${prefix}lock`, { event: "released" });
+    expect(await received).toEqual({ pattern, channel: `${prefix}lock`, message: { event: "released" } });
+    await subscriber.unsubscribe();
+    expect(await settlesAtZero(patternSubscriptions)).toBe(0);
+  });
+});
+
+describe("the subscriptions counter", () => {
+  it("counts each stream opened on /subscribe and /psubscribe, and no command", async () => {
+    const { stats } = stack().proxy;
+    const before = { subscriptions: stats.subscriptions, commands: stats.commands };
+    const channel = await openStream(`/subscribe/${encodeURIComponent(keyPrefix("count"))}`, stack().token);
+    const pattern = await openStream(`/psubscribe/${encodeURIComponent(keyPrefix("count"))}*`, stack().token);
+    await Promise.all([channel.until(1), pattern.until(1)]);
+    expect(stats.subscriptions - before.subscriptions).toBe(2);
+    expect(stats.commands).toBe(before.commands);
+    const rejected = await fetch(`${stack().url}/subscribe/ch`, {
+      method: "POST",
+      headers: { authorization: "Bearer wrong" },
+    });
+    expect(rejected.status).toBe(401);
+    expect(stats.subscriptions - before.subscriptions).toBe(2);
+    channel.close();
+    pattern.close();
+    await Promise.all([channel.done, pattern.done]);
   });
 });

@@ -5,6 +5,7 @@ import { errorResponse, type JsonResponse } from "../json-response";
 import { entryToJson } from "../reply-json";
 import { parseCommandList } from "../request-commands";
 import type { RouteContext } from "../route-context";
+import type { PreparedCommands } from "../scripts/script-gateway";
 
 /**
  * `POST /multi-exec`: MULTI, the commands, EXEC, on a connection borrowed for this transaction alone (a shared
@@ -18,13 +19,14 @@ export async function handleMultiExec(context: RouteContext): Promise<JsonRespon
   const commands = parseCommandList(context.body);
   commands.forEach(assertCommandAllowed);
   context.stats.commands += commands.length;
+  const prepared = await context.scripts.prepare(commands);
   const replies = await context.dedicated.use((connection) =>
-    connection.send([["MULTI"], ...commands, ["EXEC"]]),
+    connection.send([["MULTI"], ...prepared.commands, ["EXEC"]]),
   );
-  return execResponse(replies.at(-1) ?? null, context);
+  return execResponse(replies.at(-1) ?? null, prepared, context);
 }
 
-function execResponse(exec: RespReply, context: RouteContext): JsonResponse {
+function execResponse(exec: RespReply, prepared: PreparedCommands, context: RouteContext): JsonResponse {
   if (exec instanceof RespError) {
     return errorResponse(400, exec.message);
   }
@@ -32,5 +34,6 @@ function execResponse(exec: RespReply, context: RouteContext): JsonResponse {
     // A nil EXEC means a WATCHed key changed; WATCH is rejected, so this only guards against the impossible.
     return errorResponse(400, "EXECABORT Transaction discarded");
   }
-  return { status: 200, body: `[${exec.map((reply) => entryToJson(reply, context.encoding)).join(",")}]` };
+  const entries = prepared.restore(exec).map((reply) => entryToJson(reply, context.encoding));
+  return { status: 200, body: `[${entries.join(",")}]` };
 }

@@ -13,6 +13,7 @@ export async function handlePipeline(context: RouteContext): Promise<JsonRespons
   const commands = parseCommandList(context.body);
   commands.forEach(assertCommandAllowed);
   context.stats.commands += commands.length;
-  const replies = await context.shared.pick().send(commands);
+  const prepared = await context.scripts.prepare(commands);
+  const replies = prepared.restore(await context.shared.pick().send(prepared.commands));
   return { status: 200, body: `[${replies.map((reply) => entryToJson(reply, context.encoding)).join(",")}]` };
 }

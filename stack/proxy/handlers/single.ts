@@ -13,7 +13,8 @@ export async function handleSingle(context: RouteContext): Promise<JsonResponse>
   const command = parseSingleCommand(context.body);
   assertCommandAllowed(command);
   context.stats.commands += 1;
-  const [reply = null] = await context.shared.pick().send([command]);
+  const prepared = await context.scripts.prepare([command]);
+  const [reply = null] = prepared.restore(await context.shared.pick().send(prepared.commands));
   if (reply instanceof RespError) {
     return errorResponse(400, reply.message);
   }
