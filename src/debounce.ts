@@ -1,11 +1,13 @@
 import { replyInteger } from "./client/reply";
 import { assertEvalClient, type ScriptRunner, scriptRunnerFor } from "./client/script-runner";
+import { guessServerKind } from "./client/server";
+import { describeValue } from "./describe-value";
 import { LockRedisError } from "./errors";
 import { DEBOUNCE_COUNTER_GRACE_MS } from "./keys";
 import { prefixedKey } from "./options";
+import { sleep } from "./race";
 import { countCall, isLatestCall } from "./scripts/debounce";
-import type { LuaScript } from "./scripts/lua-script";
-import { sleep } from "./sleep";
+import type { LuaScript } from "./scripts/script";
 import type { DebounceConfig } from "./types";
 import {
   assertFunction,
@@ -43,9 +45,13 @@ export class Debounce {
     const wait = config.wait ?? DEFAULT_WAIT_MS;
     assertPositiveInteger("wait", wait, "milliseconds");
     assertFunction("callback", config.callback);
+    const server = config.server ?? guessServerKind(config.redis);
+    if (server !== "upstash" && server !== "redis") {
+      throw new TypeError(`Expected \`server\` to be "upstash" or "redis", got ${describeValue(server)}`);
+    }
     this.#id = config.id;
     this.#key = prefixedKey(config.prefix, config.id);
-    this.#scripts = scriptRunnerFor(config.redis);
+    this.#scripts = scriptRunnerFor(config.redis, server === "upstash");
     this.#wait = wait;
     this.#callback = config.callback;
   }

@@ -1,5 +1,12 @@
 /** Machine-readable kinds of {@link LockError}. */
-export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR" | "LOCK_LOST";
+export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR" | "LOCK_LOST" | "LOCK_INSTANCE_TIMEOUT";
+
+const LOCK_ERROR_CODES: ReadonlySet<string> = new Set<LockErrorCode>([
+  "LOCK_NOT_ACQUIRED",
+  "LOCK_REDIS_ERROR",
+  "LOCK_LOST",
+  "LOCK_INSTANCE_TIMEOUT",
+]);
 
 type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
 
@@ -110,8 +117,27 @@ export class LockLostError extends LockError {
 export interface InstanceFailure {
   /** Position of the instance in the `redis` array. */
   readonly instance: number;
-  /** The error that instance's request ended with (a LockRedisError, or a timeout). */
-  readonly error: unknown;
+  /** Why that instance's request failed: a {@link LockRedisError} or an {@link InstanceTimeoutError}. */
+  readonly error: LockRedisError | InstanceTimeoutError;
+}
+
+/**
+ * One instance of a quorum gave no answer within its time limit, which is kept well below the
+ * lease so that a frozen or unreachable member cannot stall the others. Found in
+ * `instances[].error`; the request may still complete on that instance later.
+ */
+export class InstanceTimeoutError extends LockError {
+  override name = "InstanceTimeoutError";
+  /** The operation that waited. */
+  readonly operation: LockOperation;
+  /** How long it waited, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(lockId: string, operation: LockOperation, timeoutMs: number) {
+    super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${timeoutMs} ms`);
+    this.operation = operation;
+    this.timeoutMs = timeoutMs;
+  }
 }
 
 /** The lock operation that was running when a Redis request failed. */
@@ -179,12 +205,14 @@ function redactedMessage(cause: unknown, secret: string | undefined): string {
   return secret ? text.split(secret).join("<token>") : text;
 }
 
-/** True for any error this library throws on purpose, from any copy of the package. */
+/**
+ * True for any error this library throws on purpose, from any copy of the package (an ESM and a
+ * CJS copy do not share classes): an instance of {@link LockError}, or an Error carrying one of
+ * the library's own codes and a lock id.
+ */
 export function isLockError(error: unknown): error is LockError {
-  return (
-    error instanceof LockError ||
-    (error instanceof Error &&
-      typeof (error as { code?: unknown }).code === "string" &&
-      error.name.startsWith("Lock"))
-  );
+  if (error instanceof LockError) return true;
+  if (!(error instanceof Error)) return false;
+  const { code, lockId } = error as { code?: unknown; lockId?: unknown };
+  return typeof code === "string" && LOCK_ERROR_CODES.has(code) && typeof lockId === "string";
 }

@@ -71,8 +71,9 @@ function tagForSlot(slot: number): string {
  */
 export function sameSlotKey(key: string, suffix: string): string {
   if (hashTag(key) !== undefined) return `${key}${suffix}`;
-  // Wrapping the key in braces makes it the hash tag, unless it contains "}" itself; such keys
-  // get a tag found by search that hashes to the same slot, followed by the key to stay unique.
-  if (!key.includes("}")) return `{${key}}${suffix}`;
+  // Wrapping the key in braces makes it the hash tag, unless it contains "}" itself or is empty
+  // ("{}" is no tag); such keys get a tag found by search that hashes to the same slot, followed
+  // by the key to stay unique.
+  if (key !== "" && !key.includes("}")) return `{${key}}${suffix}`;
   return `{${tagForSlot(hashSlot(key))}}${key}${suffix}`;
 }

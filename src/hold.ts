@@ -1,22 +1,20 @@
-import { clockDriftAllowance } from "./drift";
+import { backgroundTimer, clockDriftAllowance, monotonicNow } from "./clock";
 import { type LockLossReason, LockLostError } from "./errors";
-import { backgroundTimer, monotonicNow } from "./timers";
+import type { AcquirePlan } from "./options";
+import type { Observation } from "./store/lock-store";
 
-/** What a renewal request found. */
-export type RenewalOutcome = "renewed" | "not-held";
-
-/** What a hold needs to know when it starts. */
-export interface HoldStart {
-  readonly lockId: string;
+/** What Redis confirmed when a hold starts: the token holds the key for `pttl` ms as of `sentAt`. */
+export interface Confirmation {
   readonly token: string;
-  readonly lease: number;
-  readonly fencingToken: number | undefined;
-  /** Monotonic time at which the winning acquire request was sent. */
+  /** Monotonic time at which the confirming request was sent. */
   readonly sentAt: number;
-  readonly onLost: ((error: LockLostError) => void) | undefined;
-  /** Auto-extend: milliseconds between renewals, and how to send one. */
-  readonly renewal: { readonly interval: number; readonly renew: () => Promise<RenewalOutcome> } | undefined;
+  /** Remaining lease in milliseconds (-1: the key has no expiry). */
+  readonly pttl: number;
+  readonly fencingToken: number | undefined;
 }
+
+/** Sends one renewal for the hold's token; rejects when Redis cannot be reached. */
+export type Renew = () => Promise<Observation>;
 
 /**
  * One period during which a Lock instance holds its key: the token, the local deadline after
@@ -27,29 +25,38 @@ export interface HoldStart {
 export class Hold {
   readonly token: string;
   readonly fencingToken: number | undefined;
+  /** The lease renewals ask for, in milliseconds. */
+  readonly lease: number;
   readonly #lockId: string;
-  readonly #lease: number;
   /** Created when first needed: most holds are released without anyone asking for a signal. */
   #controller: AbortController | undefined;
   /** Whether anyone can observe a loss (signal, onLost, auto-extend): only then is the deadline timed. */
   #watched: boolean;
-  readonly #onLost: HoldStart["onLost"];
-  readonly #renewal: HoldStart["renewal"];
+  readonly #onLost: AcquirePlan["onLost"];
+  readonly #renewInterval: number | undefined;
+  readonly #renew: Renew;
   #deadline = 0;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #renewalTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
 
-  constructor(start: HoldStart) {
-    this.token = start.token;
-    this.fencingToken = start.fencingToken;
-    this.#lockId = start.lockId;
-    this.#lease = start.lease;
-    this.#onLost = start.onLost;
-    this.#renewal = start.renewal;
-    this.#watched = start.onLost !== undefined || start.renewal !== undefined;
-    this.confirm(start.sentAt, start.lease);
-    if (this.#renewal) this.#scheduleRenewal(this.#renewal.interval);
+  /**
+   * @param plan the acquisition's lease, loss handler and auto-extend interval.
+   * @param confirmed what Redis confirmed as the hold starts.
+   * @param renew how to send a renewal, used when the plan auto-extends.
+   */
+  constructor(lockId: string, plan: AcquirePlan, confirmed: Confirmation, renew: Renew) {
+    this.token = confirmed.token;
+    this.fencingToken = confirmed.fencingToken;
+    this.lease = plan.lease;
+    this.#lockId = lockId;
+    this.#onLost = plan.onLost;
+    this.#renewInterval = plan.renewInterval;
+    this.#renew = renew;
+    this.#watched = plan.onLost !== undefined || plan.renewInterval !== undefined;
+    // A key without expiry (-1) gives no deadline; count one lease from the start instead.
+    this.confirm(confirmed.sentAt, confirmed.pttl >= 0 ? confirmed.pttl : plan.lease);
+    if (this.#renewInterval !== undefined) this.#scheduleRenewal(this.#renewInterval);
   }
 
   /** Aborts, with a LockLostError as its reason, when the hold is lost. */
@@ -78,7 +85,8 @@ export class Hold {
    */
   confirm(sentAt: number, pttl: number): void {
     if (this.#ended) return;
-    if (pttl < 0) return; // -1: the key has no expiry, so there is no deadline to move.
+    // -1: the key has no expiry (someone persisted it); keep the deadline known so far.
+    if (pttl < 0) return;
     this.#deadline = sentAt + pttl - clockDriftAllowance(pttl);
     if (this.#watched) this.#armDeadline();
   }
@@ -117,30 +125,30 @@ export class Hold {
   #scheduleRenewal(delay: number): void {
     if (this.#ended) return;
     this.#renewalTimer = backgroundTimer(delay, () => {
-      void this.#renew();
+      void this.#renewOnce();
     });
   }
 
-  async #renew(): Promise<void> {
-    const renewal = this.#renewal;
-    if (this.#ended || !renewal) return;
+  async #renewOnce(): Promise<void> {
+    const interval = this.#renewInterval;
+    if (this.#ended || interval === undefined) return;
     const sentAt = monotonicNow();
-    let outcome: RenewalOutcome;
+    let observed: Observation;
     try {
-      outcome = await renewal.renew();
+      observed = await this.#renew();
     } catch {
       // A transient failure: try again soon, until the deadline timer declares the lock lost.
-      this.#scheduleRenewal(Math.max(10, Math.floor(renewal.interval / 4)));
+      this.#scheduleRenewal(Math.max(10, Math.floor(interval / 4)));
       return;
     }
     if (this.#ended) return;
-    if (outcome === "not-held") {
+    if (!observed.held) {
       this.lose("taken");
       return;
     }
-    this.confirm(sentAt, this.#lease);
+    this.confirm(sentAt, observed.pttl);
     // Count the period from when this renewal was sent, not from its reply: otherwise every round
     // trip would push the next renewal later, and a slow link would outrun the lease.
-    this.#scheduleRenewal(sentAt + renewal.interval - monotonicNow());
+    this.#scheduleRenewal(sentAt + interval - monotonicNow());
   }
 }

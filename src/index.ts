@@ -1,8 +1,9 @@
-export type { EvalClient, RedisClient, ScriptArgument } from "./client/redis-client";
+export type { EvalClient, RedisClient, ScriptArgument } from "./client/types";
 export { Debounce } from "./debounce";
 export {
   type AcquisitionFailureReason,
   type InstanceFailure,
+  InstanceTimeoutError,
   isLockError,
   LockAcquisitionError,
   LockError,
@@ -16,6 +17,7 @@ export { Lock } from "./lock";
 export type {
   AutoExtendConfig,
   DebounceConfig,
+  FencingConfig,
   LockAcquireConfig,
   LockConfig,
   LockCreateConfig,

@@ -22,9 +22,9 @@ export function fenceKey(lockKey: string): string {
 }
 
 /**
- * How long the fencing counter outlives the lease of the last acquisition that used it, in
- * milliseconds. Tokens stay increasing after it expires because they never fall below Redis's
- * clock in microseconds; the counter only guards against that clock stepping back, by less than
- * this much.
+ * With the clock floor only: how long the fencing counter outlives the lease of the last
+ * acquisition that used it, in milliseconds. Tokens stay increasing after it expires because they
+ * never fall below Redis's clock in microseconds; the counter only guards against that clock
+ * stepping back, by less than this much. Without the clock floor the counter never expires.
  */
 export const FENCE_COUNTER_LIFETIME_MS = 60 * 60 * 1000;

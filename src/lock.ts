@@ -1,43 +1,27 @@
-import { backoffDelay } from "./backoff";
+import { type AcquireOutcome, Acquisition } from "./acquisition";
+import { scriptRunnerFor } from "./client/script-runner";
+import { guessServerKind } from "./client/server";
+import type { RedisClient } from "./client/types";
+import { monotonicNow } from "./clock";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
-import {
-  type AcquisitionFailureReason,
-  type InstanceFailure,
-  LockAcquisitionError,
-  LockLostError,
-  type LockRedisError,
-} from "./errors";
+import { LockAcquisitionError, LockLostError } from "./errors";
 import { Hold } from "./hold";
-import { type AcquirePlan, type LockSettings, resolveAcquirePlan, resolveLockSettings } from "./options";
-import { raceAbort } from "./sleep";
-import type { AttemptResult, LockStore } from "./store/lock-store";
-import { storeFor } from "./store/store-for";
-import { monotonicNow } from "./timers";
-import { newToken } from "./token";
+import { newToken } from "./ids";
+import {
+  type AcquirePlan,
+  LOCK_DEFAULTS,
+  type LockSettings,
+  resolveAcquirePlan,
+  resolveLockSettings,
+} from "./options";
+import type { LockStore, Observation } from "./store/lock-store";
+import { QuorumStore } from "./store/quorum-store";
+import { SingleStore } from "./store/single-store";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
-import { assertPositiveInteger } from "./validate";
-import { Doorbell } from "./wake/doorbell";
-import { ReleaseWatch } from "./wake/release-watch";
+import { assertNonNegativeInteger } from "./validate";
+import { eventFeedFor } from "./wake/event-feed";
 
 ensureAsyncDisposeSymbol();
-
-/** An acquisition's means of being woken early, created only once it has to wait. */
-interface WakeUps {
-  bell: Doorbell | undefined;
-  watch: ReleaseWatch | undefined;
-}
-
-/** How one acquisition ended. */
-interface AcquireOutcome {
-  acquired: boolean;
-  attempts: number;
-  elapsedMs: number;
-  reason?: AcquisitionFailureReason;
-  /** Set when the last attempt could not reach Redis. */
-  error?: LockRedisError;
-  /** With a quorum: instances that failed during the last attempt. */
-  instances?: readonly InstanceFailure[] | undefined;
-}
 
 /**
  * A distributed lock on one Redis key. The key is the lock's `id`; its value is the holder's
@@ -54,11 +38,13 @@ export class Lock implements AsyncDisposable {
   readonly #store: LockStore;
   /** The token this instance holds or was seeded with; kept when a later acquire fails. */
   #token: string | undefined;
-  /** The current period of holding, for acquisitions made by this instance. */
+  /** The current period of holding, for acquisitions (or confirmations) made by this instance. */
   #hold: Hold | undefined;
   #notHeldSignal: AbortSignal | undefined;
   /** The plan of a call without options, resolved once: the common case, on the hot path. */
   #plainPlan: AcquirePlan | undefined;
+  /** Background work still running (releases of abandoned attempts), for `pending`. */
+  readonly #running = new Set<Promise<unknown>>();
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
@@ -66,7 +52,7 @@ export class Lock implements AsyncDisposable {
    */
   constructor(config: LockCreateConfig) {
     this.#settings = resolveLockSettings(config);
-    this.#store = storeFor(this.#settings, config.redis);
+    this.#store = this.#createStore(config.redis);
     this.#token = this.#settings.uuid;
   }
 
@@ -76,7 +62,7 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * The fencing token of the current acquisition (with `fencing: true`): larger than every token
+   * The fencing token of the current acquisition (with `fencing`): larger than every token
    * issued before for this id. Pass it to the resource you protect, which should refuse writes
    * carrying a smaller token than one it has seen. Undefined when not holding or without fencing.
    */
@@ -88,8 +74,8 @@ export class Lock implements AsyncDisposable {
    * Aborts when the lock is lost, with a {@link LockLostError} as its reason: when Redis reports
    * another token or no key (reason "taken"), or when no renewal succeeded before the local
    * deadline (reason "expired"). Pass it to the work the lock protects. When this instance holds
-   * nothing (never acquired, or released), it is a signal that is already aborted (reason
-   * "not-held"); a signal taken during a hold is never aborted by `release()`.
+   * nothing (never acquired or confirmed, or released), it is a signal that is already aborted
+   * (reason "not-held"); a signal taken during a hold is never aborted by `release()`.
    */
   get signal(): AbortSignal {
     if (this.#hold) return this.#hold.signal;
@@ -99,11 +85,20 @@ export class Lock implements AsyncDisposable {
 
   /**
    * Milliseconds until the lock's local deadline: the lease confirmed by the last successful
-   * acquire, renewal or extend, counted on a monotonic clock from when that request was sent, minus
-   * an allowance for clock drift (1 % + 2 ms). 0 when not holding.
+   * acquire, renewal, extend or status check, counted on a monotonic clock from when that request
+   * was sent, minus an allowance for clock drift (1 % + 2 ms). 0 when not holding.
    */
   get remainingMs(): number {
     return this.#hold?.remainingMs ?? 0;
+  }
+
+  /**
+   * Settles when the work this lock left running in the background has settled (the release of a
+   * token whose acquire was abandoned or timed out); never rejects. Hand it to your platform's
+   * `waitUntil` when you do not pass `waitUntil` to the constructor.
+   */
+  get pending(): Promise<void> {
+    return Promise.all(this.#running).then(() => undefined);
   }
 
   /**
@@ -116,7 +111,7 @@ export class Lock implements AsyncDisposable {
    */
   async acquire(config?: LockAcquireConfig): Promise<boolean> {
     const outcome = await this.#acquire(config);
-    if (outcome.error) throw outcome.error;
+    if (!outcome.acquired && outcome.error) throw outcome.error;
     return outcome.acquired;
   }
 
@@ -134,7 +129,7 @@ export class Lock implements AsyncDisposable {
       {
         attempts: outcome.attempts,
         elapsedMs: outcome.elapsedMs,
-        reason: outcome.reason ?? "held",
+        reason: outcome.reason,
         instances: outcome.instances,
       },
       outcome.error ? { cause: outcome.error } : undefined,
@@ -171,33 +166,37 @@ export class Lock implements AsyncDisposable {
   async release(): Promise<boolean> {
     const token = this.#token;
     if (token === undefined) return false;
+    const lease = this.#leaseInPlay();
     // Stop renewing first, so that no renewal can land after the delete.
     this.#hold?.end();
     this.#hold = undefined;
-    const released = await this.#store.release(token);
+    const released = await this.#store.release(token, lease);
     if (released && this.#token === token) this.#token = undefined;
     return released;
   }
 
   /**
    * Adds `amt` milliseconds to the lease that remains, while this instance's token holds the key.
-   * @param amt milliseconds to add, a positive integer.
-   * @returns true when the lease was extended; false when the lock is not held by this token.
-   * @throws {TypeError | RangeError} when `amt` is not a positive integer, before any request.
+   * `extend(0)` changes nothing and tells whether the lock is held, as in 0.2.
+   * @param amt milliseconds to add, a non-negative integer.
+   * @returns true when the key holds this token (and was extended); false when it does not.
+   * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
    * @throws {LockRedisError} when Redis could not be reached.
    */
   async extend(amt: number): Promise<boolean> {
-    assertPositiveInteger("amt", amt, "milliseconds");
+    assertNonNegativeInteger("amt", amt, "milliseconds");
     const token = this.#token;
     if (token === undefined) return false;
     const sentAt = monotonicNow();
-    const { held, pttl } = await this.#store.extend(token, amt);
-    this.#observe(token, sentAt, held, pttl);
-    return held;
+    const observed = await this.#store.extend(token, amt, this.#leaseInPlay());
+    this.#observe(token, sentAt, observed);
+    return observed.held;
   }
 
   /**
-   * Asks Redis whether this instance's token holds the key right now.
+   * Asks Redis whether this instance's token holds the key right now. On a lock seeded with a
+   * `uuid`, an "ACQUIRED" answer starts holding: `signal`, `remainingMs` and auto-extend then
+   * work as after an acquire.
    * @returns "ACQUIRED" when it does, otherwise "FREE" (without a request when there is no token).
    * @throws {LockRedisError} when Redis could not be reached.
    */
@@ -205,9 +204,9 @@ export class Lock implements AsyncDisposable {
     const token = this.#token;
     if (token === undefined) return "FREE";
     const sentAt = monotonicNow();
-    const { held, pttl } = await this.#store.status(token);
-    this.#observe(token, sentAt, held, pttl);
-    return held ? "ACQUIRED" : "FREE";
+    const observed = await this.#store.status(token, this.#leaseInPlay());
+    this.#observe(token, sentAt, observed);
+    return observed.held ? "ACQUIRED" : "FREE";
   }
 
   /**
@@ -220,126 +219,93 @@ export class Lock implements AsyncDisposable {
     if (token !== undefined) await this.#releaseQuietly(token);
   }
 
+  #createStore(redis: RedisClient | readonly RedisClient[]): LockStore {
+    const { id, key, server } = this.#settings;
+    const clients: readonly RedisClient[] = Array.isArray(redis) ? redis : [redis as RedisClient];
+    const stores = clients.map((client) => {
+      const kind = server ?? guessServerKind(client);
+      return new SingleStore({
+        lockId: id,
+        key,
+        scripts: scriptRunnerFor(client, kind === "upstash"),
+        server: kind,
+        feed: eventFeedFor(client),
+      });
+    });
+    if (stores.length === 1) return stores[0] as SingleStore;
+    return new QuorumStore(id, stores, (work) => this.#background(work));
+  }
+
   #defaultPlan(): AcquirePlan {
     this.#plainPlan ??= resolveAcquirePlan(undefined, this.#settings);
     return this.#plainPlan;
   }
 
-  /** Keeps the current hold in step with what Redis just said about `token`. */
-  #observe(token: string, sentAt: number, held: boolean, pttl: number): void {
+  /** The lease of the current hold, or the lock's: bounds how long a quorum waits for one instance. */
+  #leaseInPlay(): number {
+    return this.#hold?.active ? this.#hold.lease : (this.#settings.hold.lease ?? LOCK_DEFAULTS.lease);
+  }
+
+  /**
+   * Keeps the hold in step with what Redis just said about `token`: confirms or loses the current
+   * hold, and starts one when Redis confirms a token this instance has but does not hold yet (a
+   * seeded `uuid`, or a hold given up locally that Redis still honours).
+   */
+  #observe(token: string, sentAt: number, observed: Observation): void {
     const hold = this.#hold;
-    if (!hold?.active || hold.token !== token) return;
-    if (held) hold.confirm(sentAt, pttl);
-    else hold.lose("taken");
+    if (hold?.active && hold.token === token) {
+      if (observed.held) hold.confirm(sentAt, observed.pttl);
+      else hold.lose("taken");
+      return;
+    }
+    if (observed.held && this.#token === token) {
+      this.#startHold(this.#defaultPlan(), { token, sentAt, pttl: observed.pttl, fencingToken: undefined });
+    }
   }
 
   async #acquire(config: LockAcquireConfig | undefined): Promise<AcquireOutcome> {
     const plan = config === undefined ? this.#defaultPlan() : resolveAcquirePlan(config, this.#settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    const wakeUps: WakeUps = { bell: undefined, watch: undefined };
-    try {
-      return await this.#tryUntilDone(plan, token, wakeUps);
-    } finally {
-      wakeUps.watch?.close();
+    const outcome = await new Acquisition(
+      {
+        store: this.#store,
+        cleanUp: (taken) => this.#cleanUp(taken),
+        background: (work) => this.#background(work),
+      },
+      plan,
+      token,
+    ).run();
+    if (outcome.acquired) {
+      this.#startHold(plan, {
+        token,
+        sentAt: outcome.sentAt,
+        pttl: plan.lease,
+        fencingToken: outcome.fencingToken,
+      });
     }
+    return outcome;
   }
 
-  async #tryUntilDone(plan: AcquirePlan, token: string, wakeUps: WakeUps): Promise<AcquireOutcome> {
-    const started = monotonicNow();
-    const budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : started + plan.timeout;
-    let attempt = 0;
-    let fastestRoundTrip = Number.POSITIVE_INFINITY;
-    for (let countsAsAttempt = true; ; ) {
-      if (countsAsAttempt) attempt += 1;
-      wakeUps.bell?.reset();
-      const sentAt = monotonicNow();
-      const result = await this.#attemptOnce(token, plan);
-      if (result.kind === "acquired") {
-        this.#startHold(token, plan, sentAt, result.fencingToken);
-        return { acquired: true, attempts: attempt, elapsedMs: monotonicNow() - started };
-      }
-      const now = monotonicNow();
-      // Woken waiters spread their retries over a few round trips, so the first one's success
-      // (announced) reaches the others before they send theirs.
-      fastestRoundTrip = Math.min(fastestRoundTrip, now - sentAt);
-      wakeUps.bell ??= new Doorbell();
-      const bell = wakeUps.bell;
-      bell.spreadMs = Math.min(4 * fastestRoundTrip, plan.backoff.delay);
-      if (attempt >= plan.attempts || now >= budgetEnd) {
-        return this.#giveUp(token, result, attempt, now - started, now >= budgetEnd ? "timeout" : "held");
-      }
-      // From the first wait on, a release announcement ends any wait early (polling stays the fallback).
-      if (plan.wakeOnRelease && result.kind === "held") wakeUps.watch ??= new ReleaseWatch(this.#store, bell);
-      // Never wait past the moment the holder's lease ends, nor past the caller's budget.
-      let wait = backoffDelay(attempt, plan.backoff);
-      if (result.kind === "held" && result.pttl >= 0) wait = Math.min(wait, result.pttl);
-      try {
-        await bell.wait(Math.max(0, Math.min(wait, budgetEnd - now)), plan.signal);
-      } catch (reason) {
-        if (result.kind === "error") this.#releaseInBackground(token);
-        throw reason;
-      }
-      // The try right after the subscription became active catches a release announced before it.
-      countsAsAttempt = !wakeUps.watch?.takeActivation();
-    }
-  }
-
-  /** One acquire round, abandoned (and cleaned up after) if the caller's signal aborts. */
-  #attemptOnce(token: string, plan: AcquirePlan): Promise<AttemptResult> {
-    return raceAbort(this.#store.attempt(token, plan.lease, plan.fencing), plan.signal, (abandoned) => {
-      // Attempts only reject on a bug, which the caller already sees through the abort; a
-      // result that took (or may have taken) the lock is released.
-      abandoned.then(
-        (late) => late.kind !== "held" && this.#releaseInBackground(token),
-        () => this.#releaseInBackground(token),
-      );
-    });
-  }
-
-  async #giveUp(
-    token: string,
-    last: AttemptResult,
-    attempts: number,
-    elapsedMs: number,
-    reason: AcquisitionFailureReason,
-  ): Promise<AcquireOutcome> {
-    if (last.kind === "held")
-      return { acquired: false, attempts, elapsedMs, reason, instances: last.failures };
-    // The last request may have run with its reply lost: do not leave the key held by a token
-    // nobody remembers.
-    if (token !== this.#token) await this.#releaseQuietly(token);
-    const { error } = last as Extract<AttemptResult, { kind: "error" }>;
-    return { acquired: false, attempts, elapsedMs, reason: "redis-error", error, instances: error.instances };
-  }
-
-  #startHold(token: string, plan: AcquirePlan, sentAt: number, fencingToken: number | undefined): void {
+  #startHold(plan: AcquirePlan, confirmed: ConstructorParameters<typeof Hold>[2]): void {
     const previous = this.#hold;
     // A different token could only take a free key, so the previous hold is gone in Redis.
-    if (previous?.active && previous.token !== token) previous.lose("taken");
+    if (previous?.active && previous.token !== confirmed.token) previous.lose("taken");
     else previous?.end();
-    this.#token = token;
-    const interval = plan.renewInterval;
-    this.#hold = new Hold({
-      lockId: this.id,
-      token,
-      lease: plan.lease,
-      fencingToken,
-      sentAt,
-      onLost: plan.onLost,
-      renewal:
-        interval === undefined ? undefined : { interval, renew: () => this.#store.renew(token, plan.lease) },
-    });
+    this.#token = confirmed.token;
+    const { token } = confirmed;
+    this.#hold = new Hold(this.id, plan, confirmed, () => this.#store.renew(token, plan.lease));
   }
 
   /** Releases `token` if this instance still holds it, ignoring failures (the lease bounds them). */
   async #releaseQuietly(token: string): Promise<void> {
+    const lease = this.#leaseInPlay();
     if (this.#hold?.token === token) {
       this.#hold.end();
       this.#hold = undefined;
     }
     try {
-      if (await this.#store.release(token)) {
+      if (await this.#store.release(token, lease)) {
         if (this.#token === token) this.#token = undefined;
       }
     } catch {
@@ -347,8 +313,28 @@ export class Lock implements AsyncDisposable {
     }
   }
 
-  /** Cleans up after an abandoned attempt, without anyone awaiting it. */
-  #releaseInBackground(token: string): void {
-    if (token !== this.#token) void this.#releaseQuietly(token);
+  /** Releases a token an abandoned request may have taken, unless this instance holds it. */
+  async #cleanUp(token: string): Promise<void> {
+    if (token === this.#token) return;
+    try {
+      await this.#store.release(token, this.#leaseInPlay());
+    } catch {
+      // Best effort: the lease bounds how long such a key can stay.
+    }
+  }
+
+  /** Tracks work that outlives a call, and hands it to the platform's `waitUntil` if one was given. */
+  #background(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running.add(settled);
+    void settled.then(() => this.#running.delete(settled));
+    try {
+      this.#settings.waitUntil?.(settled);
+    } catch {
+      // A platform hook that throws must not turn a background clean-up into a failed call.
+    }
   }
 }

@@ -1,14 +1,15 @@
 import type { BackoffPolicy } from "./backoff";
 import { assertEvalClient } from "./client/script-runner";
+import type { ServerKind } from "./client/server";
 import { describeValue } from "./describe-value";
 import type { LockLostError } from "./errors";
-import type { AutoExtendConfig, LockAcquireConfig, LockCreateConfig, RetryConfig } from "./types";
+import type { HoldOptions, LockAcquireConfig, LockCreateConfig, RetryConfig } from "./types";
 import {
   assertFunction,
-  assertNonEmptyString,
-  assertNonNegativeInteger,
+  assertNonNegativeNumber,
   assertOptionalObject,
   assertPositiveInteger,
+  assertString,
 } from "./validate";
 
 /** Defaults of every lock option; the first three are 0.2's. */
@@ -31,44 +32,42 @@ export interface LockSettings {
   readonly key: string;
   /** How many independent Redis instances the lock is held on: 1, or an odd quorum size. */
   readonly instances: number;
+  /** The seeded token, if any (an empty string, as 0.2 did, means none). */
   readonly uuid: string | undefined;
-  readonly hold: HoldSettings;
+  /** The server kind the user declared; undefined lets each client's own kind decide. */
+  readonly server: ServerKind | undefined;
+  /** Where background work is handed, so a serverless platform keeps the function alive for it. */
+  readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined;
+  /** The options every acquisition starts from. */
+  readonly hold: HoldOptions;
 }
 
-/** Options that a call may override; unset fields fall back to the lock's, then to the defaults. */
-interface HoldSettings {
-  readonly lease?: number;
-  readonly retry: RetryConfig;
-  readonly fencing?: boolean;
-  readonly autoExtend?: boolean | AutoExtendConfig;
-  readonly onLost?: (error: LockLostError) => void;
-  readonly wakeOnRelease?: boolean;
-}
+/** How an acquisition issues fencing tokens: not at all, or from a counter with or without a clock floor. */
+export type FencingPlan = { readonly clockFloor: boolean | undefined } | undefined;
 
 /** Everything one acquisition uses, after the call's options were merged over the lock's. */
 export interface AcquirePlan {
   readonly lease: number;
-  /** Tries, counting the first; may be Infinity when `timeout` or `signal` can end the wait. */
+  /** Tries allowed, counting the first (a wake-up subscription counts as one); may be Infinity. */
   readonly attempts: number;
   readonly backoff: BackoffPolicy;
   readonly uuid: string | undefined;
-  readonly fencing: boolean;
+  /** Undefined without fencing; `clockFloor` undefined lets the server kind decide. */
+  readonly fencing: FencingPlan;
   /** Milliseconds between renewals, when auto-extend is on. */
   readonly renewInterval: number | undefined;
   readonly onLost: ((error: LockLostError) => void) | undefined;
   readonly timeout: number | undefined;
   readonly signal: AbortSignal | undefined;
-  /** Whether waits end early on a release announcement (when the client can subscribe). */
+  /** Whether waits may subscribe to the lock's announcements (when the client can subscribe). */
   readonly wakeOnRelease: boolean;
 }
 
 function validateRetry(retry: unknown): RetryConfig {
   assertOptionalObject("retry", retry);
   const config = (retry ?? {}) as RetryConfig;
-  if (config.attempts !== undefined && config.attempts !== Number.POSITIVE_INFINITY) {
-    assertNonNegativeInteger("retry.attempts", config.attempts);
-  }
-  if (config.delay !== undefined) assertPositiveInteger("retry.delay", config.delay, "milliseconds");
+  if (config.attempts !== undefined) assertAttempts(config.attempts);
+  if (config.delay !== undefined) assertNonNegativeNumber("retry.delay", config.delay, "milliseconds");
   if (config.maxDelay !== undefined) assertPositiveInteger("retry.maxDelay", config.maxDelay, "milliseconds");
   if (config.backoff !== undefined && config.backoff !== "fixed" && config.backoff !== "exponential") {
     throw new TypeError(
@@ -83,11 +82,30 @@ function validateRetry(retry: unknown): RetryConfig {
   return config;
 }
 
-function validateHoldSettings(config: Partial<HoldSettings> & { retry?: unknown }): HoldSettings {
-  if (config.lease !== undefined) assertPositiveInteger("lease", config.lease, "milliseconds");
-  if (config.fencing !== undefined && typeof config.fencing !== "boolean") {
-    throw new TypeError(`Expected \`fencing\` to be a boolean, got ${describeValue(config.fencing)}`);
+/** Any number but NaN, as 0.2 took it: at most one try below 1, fractions round up, Infinity allowed. */
+function assertAttempts(attempts: unknown): asserts attempts is number {
+  if (typeof attempts !== "number") {
+    throw new TypeError(`Expected \`retry.attempts\` to be a number, got ${describeValue(attempts)}`);
   }
+  if (Number.isNaN(attempts)) {
+    throw new RangeError("Expected `retry.attempts` to be a number, got NaN");
+  }
+}
+
+function validateFencing(fencing: unknown): void {
+  if (fencing === undefined || typeof fencing === "boolean") return;
+  if (typeof fencing !== "object" || fencing === null || Array.isArray(fencing)) {
+    throw new TypeError(`Expected \`fencing\` to be a boolean or an object, got ${describeValue(fencing)}`);
+  }
+  const clockFloor = (fencing as { clockFloor?: unknown }).clockFloor;
+  if (clockFloor !== undefined && typeof clockFloor !== "boolean") {
+    throw new TypeError(`Expected \`fencing.clockFloor\` to be a boolean, got ${describeValue(clockFloor)}`);
+  }
+}
+
+function validateHoldOptions(config: HoldOptions & { retry?: unknown }): HoldOptions {
+  if (config.lease !== undefined) assertPositiveInteger("lease", config.lease, "milliseconds");
+  validateFencing(config.fencing);
   const autoExtend = config.autoExtend;
   if (autoExtend !== undefined && typeof autoExtend !== "boolean") {
     assertOptionalObject("autoExtend", autoExtend);
@@ -101,19 +119,39 @@ function validateHoldSettings(config: Partial<HoldSettings> & { retry?: unknown 
       `Expected \`wakeOnRelease\` to be a boolean, got ${describeValue(config.wakeOnRelease)}`,
     );
   }
-  return { ...config, retry: validateRetry(config.retry) } as HoldSettings;
+  return { ...config, retry: validateRetry(config.retry) };
+}
+
+/** A token given as `uuid`: a string; empty, null or undefined mean "draw one", as in 0.2 (`if (uuid)`). */
+function optionalToken(uuid: unknown): string | undefined {
+  if (uuid === undefined || uuid === null || uuid === "") return undefined;
+  assertString("uuid", uuid);
+  return uuid;
+}
+
+function validateServer(server: unknown): ServerKind | undefined {
+  if (server === undefined || server === "upstash" || server === "redis") return server;
+  throw new TypeError(`Expected \`server\` to be "upstash" or "redis", got ${describeValue(server)}`);
 }
 
 /** Validates the constructor's options. Throws before any request. */
 export function resolveLockSettings(config: LockCreateConfig): LockSettings {
   if (config === undefined) throw new TypeError("Expected `options` to be an object, got undefined");
   assertOptionalObject("options", config);
-  assertNonEmptyString("id", config.id);
+  assertString("id", config.id);
   const instances = assertRedisOption(config.redis);
-  if (config.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
-  const hold = validateHoldSettings(config);
+  const hold = validateHoldOptions(config);
   if (hold.fencing) assertFencingPossible(instances);
-  return { id: config.id, key: prefixedKey(config.prefix, config.id), instances, uuid: config.uuid, hold };
+  if (config.waitUntil !== undefined) assertFunction("waitUntil", config.waitUntil);
+  return {
+    id: config.id,
+    key: prefixedKey(config.prefix, config.id),
+    instances,
+    uuid: optionalToken(config.uuid),
+    server: validateServer(config.server),
+    waitUntil: config.waitUntil,
+    hold,
+  };
 }
 
 /** Validates `redis`: one client, or an odd number of independent clients. Returns how many. */
@@ -143,7 +181,7 @@ function assertRedisOption(redis: unknown): number {
 function assertFencingPossible(instances: number): void {
   if (instances > 1) {
     throw new TypeError(
-      "`fencing` is not supported with a quorum of Redis instances: each instance counts tokens on its own clock, so no single increasing order exists",
+      "`fencing` is not supported with a quorum of Redis instances: each instance counts tokens on its own, so no single increasing order exists",
     );
   }
 }
@@ -164,23 +202,18 @@ function resolveBackoff(retry: RetryConfig): BackoffPolicy {
   };
 }
 
-function resolveAttempts(
-  retry: RetryConfig,
-  timeout: number | undefined,
-  signal: AbortSignal | undefined,
-): number {
-  // A timeout is a budget of time, not of tries: without an explicit count, try until it runs out.
+/**
+ * Tries allowed. A timeout is a budget of time, not of tries: without an explicit count, tries
+ * continue until it runs out. 0.2 made `ceil(attempts)` tries; below 1 it made none, where this
+ * makes one (a call named acquire should try).
+ */
+function resolveAttempts(retry: RetryConfig, timeout: number | undefined): number {
   const attempts =
     retry.attempts ?? (timeout === undefined ? LOCK_DEFAULTS.attempts : Number.POSITIVE_INFINITY);
-  if (attempts === Number.POSITIVE_INFINITY && timeout === undefined && signal === undefined) {
-    throw new RangeError(
-      "Expected `retry.attempts` to be finite, got Infinity: pass a `timeout` or a `signal` so the wait can end",
-    );
-  }
-  return attempts;
+  return Math.max(1, Math.ceil(attempts));
 }
 
-function resolveRenewInterval(autoExtend: HoldSettings["autoExtend"], lease: number): number | undefined {
+function resolveRenewInterval(autoExtend: HoldOptions["autoExtend"], lease: number): number | undefined {
   if (!autoExtend) return undefined;
   const interval =
     (autoExtend === true ? undefined : autoExtend.interval) ??
@@ -191,6 +224,17 @@ function resolveRenewInterval(autoExtend: HoldSettings["autoExtend"], lease: num
     );
   }
   return interval;
+}
+
+/** A call's `fencing: true` turns fencing on the way the lock configured it; false or an object replace it. */
+function mergeFencing(call: HoldOptions["fencing"], lock: HoldOptions["fencing"]): HoldOptions["fencing"] {
+  if (call === true && typeof lock === "object") return lock;
+  return call ?? lock;
+}
+
+function resolveFencing(fencing: HoldOptions["fencing"]): FencingPlan {
+  if (!fencing) return undefined;
+  return { clockFloor: fencing === true ? undefined : fencing.clockFloor };
 }
 
 function assertAbortSignal(signal: unknown): asserts signal is AbortSignal | undefined {
@@ -207,19 +251,19 @@ function assertAbortSignal(signal: unknown): asserts signal is AbortSignal | und
 /** Merges one call's options over the lock's, without touching the lock's. Throws before any request. */
 export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: LockSettings): AcquirePlan {
   assertOptionalObject("config", config);
-  const call = validateHoldSettings(config ?? {});
-  if (config?.uuid !== undefined) assertNonEmptyString("uuid", config.uuid);
+  const call = validateHoldOptions(config ?? {});
+  const uuid = optionalToken(config?.uuid);
   if (config?.timeout !== undefined) assertPositiveInteger("timeout", config.timeout, "milliseconds");
   assertAbortSignal(config?.signal);
-  const retry = { ...lock.hold.retry, ...definedFields(call.retry) };
+  const retry = { ...lock.hold.retry, ...definedFields(call.retry ?? {}) };
   const lease = call.lease ?? lock.hold.lease ?? LOCK_DEFAULTS.lease;
   if (call.fencing) assertFencingPossible(lock.instances);
   return {
     lease,
-    attempts: resolveAttempts(retry, config?.timeout, config?.signal),
+    attempts: resolveAttempts(retry, config?.timeout),
     backoff: resolveBackoff(retry),
-    uuid: config?.uuid,
-    fencing: call.fencing ?? lock.hold.fencing ?? false,
+    uuid,
+    fencing: resolveFencing(mergeFencing(call.fencing, lock.hold.fencing)),
     renewInterval: resolveRenewInterval(call.autoExtend ?? lock.hold.autoExtend, lease),
     onLost: call.onLost ?? lock.hold.onLost,
     timeout: config?.timeout,

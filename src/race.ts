@@ -1,3 +1,5 @@
+import { backgroundTimer } from "./clock";
+
 /**
  * Resolves after `ms` milliseconds, or rejects with `signal.reason` as soon as `signal` aborts,
  * clearing its timer so nothing is left pending.
@@ -47,6 +49,38 @@ export function raceAbort<T>(
       },
       (error: unknown) => {
         signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** What {@link within} resolves with when the time ran out first. */
+export const TIMED_OUT: unique symbol = Symbol("timed out");
+
+/**
+ * Settles like `work`, or resolves with {@link TIMED_OUT} after `ms` (at once when `ms` ≤ 0):
+ * a request that hangs must not hold up a caller with a budget. `onLate` then receives `work`, to
+ * clean up whatever it did; it must not reject. An infinite `ms` waits for `work`.
+ */
+export function within<T>(
+  work: Promise<T>,
+  ms: number,
+  onLate: (work: Promise<T>) => void,
+): Promise<T | typeof TIMED_OUT> {
+  if (ms === Number.POSITIVE_INFINITY) return work;
+  return new Promise((resolve, reject) => {
+    const timer = backgroundTimer(ms, () => {
+      onLate(work);
+      resolve(TIMED_OUT);
+    });
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
         reject(error);
       },
     );

@@ -1,4 +1,4 @@
-import type { RedisClient } from "./client/redis-client";
+import type { RedisClient } from "./client/types";
 import type { LockLostError } from "./errors";
 
 /** Whether this lock's token holds the key right now. */
@@ -7,15 +7,17 @@ export type LockStatus = "ACQUIRED" | "FREE";
 /** How `acquire()` retries while another owner holds the lock. */
 export type RetryConfig = {
   /**
-   * How many times to try, counting the first try. There is no wait after the last failed try.
-   * `0` and `1` both mean a single try (0.2 returned `false` without trying when given `0`).
-   * `Infinity` is allowed when the call has a `timeout` or a `signal` to end the wait; with a
-   * `timeout` and no `attempts` set anywhere, tries continue until the timeout.
+   * How many times to try, counting the first try; also the most commands a wait costs. There is
+   * no wait after the last failed try. Any number up to 1 means a single try (0.2 returned `false`
+   * without trying when given `0`); a fraction rounds up, as in 0.2. `Infinity` tries until the
+   * lock is acquired, the `timeout` runs out or the `signal` aborts; with a `timeout` and no
+   * `attempts` set anywhere, tries continue until the timeout. When a long wait subscribes to the
+   * lock's release announcements (see `wakeOnRelease`), the subscription counts as one attempt.
    * @default 3
    */
   attempts?: number;
   /**
-   * Milliseconds to wait after the first failed try.
+   * Milliseconds to wait after the first failed try; `0` retries at once, as in 0.2.
    * @default 100
    */
   delay?: number;
@@ -48,8 +50,20 @@ export type AutoExtendConfig = {
   interval?: number;
 };
 
+/** Settings of fencing tokens. */
+export type FencingConfig = {
+  /**
+   * Never issue a token below the server's clock in microseconds, so tokens keep increasing even
+   * if the counter key is lost (a restart without persistence, an eviction). Reads the clock
+   * (`TIME`) in the acquire script, which Upstash asks scripts not to do; without it, tokens come
+   * from a counter that never expires.
+   * @default false on Upstash (`server: "upstash"`), which persists its data; true elsewhere
+   */
+  clockFloor?: boolean;
+};
+
 /** Options that can be set on the lock and overridden for one acquisition. */
-type HoldOptions = {
+export type HoldOptions = {
   /**
    * How long an acquired lock is held before Redis expires it, in milliseconds.
    * @default 10000
@@ -59,10 +73,11 @@ type HoldOptions = {
   retry?: RetryConfig;
   /**
    * Issue a fencing token with each acquisition (`lock.fencingToken`): a number larger than any
-   * token issued before for this id. Costs nothing extra on the wire; writes one more key.
+   * token issued before for this id. Costs nothing extra on the wire; keeps one more key per id
+   * (see {@link FencingConfig} for how tokens stay increasing).
    * @default false
    */
-  fencing?: boolean;
+  fencing?: boolean | FencingConfig;
   /**
    * Renew the lease in the background while the lock is held, until release, disposal or loss.
    * `true` renews every third of the lease; `{ interval }` sets the period in milliseconds.
@@ -75,10 +90,13 @@ type HoldOptions = {
    */
   onLost?: (error: LockLostError) => void;
   /**
-   * While waiting, subscribe to the lock's release announcements and retry as soon as one
-   * arrives, instead of at the next poll. Polling continues as the fallback. Off automatically
-   * when the client cannot subscribe (a plain `eval` client); costs a subscription per waiting
-   * acquisition (an SSE stream with `@upstash/redis`, a shared connection with ioredis and node-redis).
+   * Let long waits subscribe to the lock's release announcements and retry as soon as one arrives,
+   * polling only now and then (every `retry.maxDelay`) in the meantime. A wait subscribes only when
+   * that costs fewer commands than polling on its schedule, counting the subscription (a billed
+   * SUBSCRIBE on Upstash) as one of its `attempts`: with the default 3 attempts it never does.
+   * Off automatically when the client cannot subscribe (a plain `eval` client). The subscription is
+   * an SSE stream with `@upstash/redis` and one shared connection per client with ioredis and
+   * node-redis, shared by the process's waiters on the same lock.
    * @default true
    */
   wakeOnRelease?: boolean;
@@ -88,13 +106,15 @@ type HoldOptions = {
 export type LockAcquireConfig = HoldOptions & {
   /**
    * The token to hold the lock with, instead of a fresh random one. Hand it to another process
-   * (as `new Lock({ id, redis, uuid })`) so that process can release or extend this lock.
+   * (as `new Lock({ id, redis, uuid })`) so that process can release or extend this lock. An
+   * empty string draws a fresh one, as in 0.2.
    * @example await lock.acquire({ uuid: crypto.randomUUID() })
    */
   uuid?: string;
   /**
-   * Total time budget for the acquisition, in milliseconds, on a monotonic clock. No wait
-   * extends past it; a request sent before it ran out is still awaited.
+   * Total time budget for the acquisition, in milliseconds, on a monotonic clock: the call settles
+   * by then. A request still in flight is abandoned, and if it turns out to have taken the lock, it
+   * is released in the background (see `waitUntil`).
    */
   timeout?: number;
   /**
@@ -123,9 +143,26 @@ export type LockCreateConfig = HoldOptions & {
   redis: RedisClient | readonly RedisClient[];
   /**
    * The token of a lock acquired elsewhere, so this instance can `release()`, `extend()` and
-   * `getStatus()` it without calling `acquire()`.
+   * `getStatus()` it without calling `acquire()`. An empty string means none.
    */
   uuid?: string;
+  /**
+   * The kind of server behind `redis`. On "upstash" every script carries Upstash's
+   * `allow-key-locking` flag, so it locks only the lock's own keys instead of the whole database
+   * while it runs, and fencing tokens come from a counter alone. On "redis" (Redis, Valkey,
+   * Dragonfly, a cluster) scripts are plain. A server that refuses the flag gets plain scripts from
+   * then on, after one extra request.
+   * @default "upstash" for an `@upstash/redis` client and for an ioredis or node-redis client whose
+   *   host ends in `.upstash.io`; "redis" otherwise
+   */
+  server?: "upstash" | "redis";
+  /**
+   * Receives every piece of work the lock leaves running in the background (the release of a
+   * token whose acquire was abandoned or timed out), so a serverless platform keeps the function
+   * alive until it settles: pass Vercel's `waitUntil` from `@vercel/functions`, or a Worker's
+   * `ctx.waitUntil.bind(ctx)`. The promises never reject. `lock.pending` offers the same as one promise.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
 };
 
 /** Options of `new Debounce(...)`. */
@@ -139,6 +176,8 @@ export type DebounceConfig = {
   prefix?: string;
   /** The Redis client; see {@link LockCreateConfig.redis}. */
   redis: RedisClient;
+  /** The kind of server behind `redis`; see {@link LockCreateConfig.server}. */
+  server?: "upstash" | "redis";
   /**
    * Quiet time, in milliseconds: the callback runs only for a call that no other call followed
    * within this time.

@@ -14,13 +14,42 @@ export function assertPositiveInteger(name: string, value: unknown, unit: string
   }
 }
 
-/** Throws unless `value` is a safe integer that is zero or more. */
-export function assertNonNegativeInteger(name: string, value: unknown): asserts value is number {
+/** Throws unless `value` is a safe integer that is zero or more; `unit` is named in the message. */
+export function assertNonNegativeInteger(
+  name: string,
+  value: unknown,
+  unit: string,
+): asserts value is number {
   if (typeof value !== "number") {
-    throw new TypeError(`Expected \`${name}\` to be a non-negative integer, got ${describeValue(value)}`);
+    throw new TypeError(
+      `Expected \`${name}\` to be a non-negative integer (${unit}), got ${describeValue(value)}`,
+    );
   }
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`Expected \`${name}\` to be a non-negative integer, got ${describeValue(value)}`);
+    throw new RangeError(
+      `Expected \`${name}\` to be a non-negative integer (${unit}), got ${describeValue(value)}`,
+    );
+  }
+}
+
+/** Throws unless `value` is a finite number that is zero or more; `unit` is named in the message. */
+export function assertNonNegativeNumber(name: string, value: unknown, unit: string): asserts value is number {
+  if (typeof value !== "number") {
+    throw new TypeError(
+      `Expected \`${name}\` to be a non-negative number (${unit}), got ${describeValue(value)}`,
+    );
+  }
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(
+      `Expected \`${name}\` to be a non-negative number (${unit}), got ${describeValue(value)}`,
+    );
+  }
+}
+
+/** Throws unless `value` is a string (empty allowed). */
+export function assertString(name: string, value: unknown): asserts value is string {
+  if (typeof value !== "string") {
+    throw new TypeError(`Expected \`${name}\` to be a string, got ${describeValue(value)}`);
   }
 }
 

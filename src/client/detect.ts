@@ -1,12 +1,4 @@
-import type { IoRedisClient } from "./ioredis";
-import type { NodeRedisClient } from "./node-redis";
-import type { EvalClient } from "./redis-client";
-
-/** A client recognised by its shape, with the kind that says how to call its `eval`. */
-export type DetectedClient =
-  | { readonly kind: "ioredis"; readonly client: IoRedisClient }
-  | { readonly kind: "node-redis"; readonly client: NodeRedisClient }
-  | { readonly kind: "eval"; readonly client: EvalClient };
+import type { DetectedClient, EvalClient, IoRedisClient, NodeRedisClient } from "./types";
 
 function hasMethods(value: object, names: readonly string[]): boolean {
   return names.every((name) => typeof (value as Record<string, unknown>)[name] === "function");

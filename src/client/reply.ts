@@ -1,7 +1,5 @@
 import { describeValue } from "../describe-value";
-
-/** A script reply as the library reads it; the library's scripts return nothing else. */
-export type ScriptReply = number | null | ScriptReply[];
+import type { ScriptReply } from "./types";
 
 const INTEGER_TEXT = /^-?\d+$/;
 let decoder: TextDecoder | undefined;

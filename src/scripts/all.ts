@@ -1,13 +1,15 @@
-import { takeIfFreeOrOwned } from "./acquire";
+import { takeIfFreeOrOwned, takeWithClockFence, takeWithCountedFence } from "./acquire";
 import { countCall, isLatestCall } from "./debounce";
 import { addLeaseIfOwned } from "./extend";
 import { deleteIfOwned } from "./release";
 import { renewIfOwned } from "./renew";
 import { checkOwner } from "./status";
 
-/** Every script the library sends, for the test that checks their SHA-1 literals. */
+/** Every script the library sends, for the tests that check their SHA-1 literals and their keys. */
 export const allScripts = [
   takeIfFreeOrOwned,
+  takeWithCountedFence,
+  takeWithClockFence,
   deleteIfOwned,
   addLeaseIfOwned,
   renewIfOwned,

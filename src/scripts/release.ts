@@ -1,4 +1,4 @@
-import type { LuaScript } from "./lua-script";
+import { defineScript } from "./script";
 
 /**
  * Deletes the lock only while it holds this token; leaves a receipt of the call, so that a re-run
@@ -14,7 +14,7 @@ import type { LuaScript } from "./lua-script";
  * ARGV[2]  call id, unique per release() call
  * Returns  1 when this call deleted the lock, 0 when the key did not hold this token.
  */
-export const deleteIfOwned: LuaScript = {
+export const deleteIfOwned = defineScript({
   name: "release",
   source: `if redis.call("GET", KEYS[2]) == ARGV[2] then
   return 1
@@ -28,4 +28,5 @@ end
 return 0
 `,
   sha1: "a0dac96a7746cda3872a03e643c83b25b358eb00",
-};
+  keyLockedSha1: "443ea2887efc810088e2efee3c5ac1075cef9d29",
+});

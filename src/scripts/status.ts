@@ -1,4 +1,4 @@
-import type { LuaScript } from "./lua-script";
+import { defineScript } from "./script";
 
 /**
  * Tells whether the lock holds this token. The comparison runs in Lua because the HTTP client
@@ -9,7 +9,7 @@ import type { LuaScript } from "./lua-script";
  * Returns  {1, pttl} when the key holds this token (pttl: remaining lease in milliseconds);
  *          {0, -2} otherwise.
  */
-export const checkOwner: LuaScript = {
+export const checkOwner = defineScript({
   name: "status",
   source: `if redis.call("GET", KEYS[1]) == ARGV[1] then
   return {1, redis.call("PTTL", KEYS[1])}
@@ -17,4 +17,5 @@ end
 return {0, -2}
 `,
   sha1: "9c86a7ff400fb50857c95807c0a138aa21b7417d",
-};
+  keyLockedSha1: "11eea616489f3800d30f1a15cca5eb3179acd1cf",
+});

@@ -1,7 +1,6 @@
 import type { InstanceFailure, LockRedisError } from "../errors";
-import type { RenewalOutcome } from "../hold";
-import type { LockEvent } from "../wake/release-channel";
-import type { StopListening } from "../wake/release-feed";
+import type { FencingPlan } from "../options";
+import type { FeedEvent, StopListening } from "../wake/feed-types";
 
 /** What one acquire round found. */
 export type AttemptResult =
@@ -13,7 +12,10 @@ export type AttemptResult =
   | { readonly kind: "held"; readonly pttl: number; readonly failures?: readonly InstanceFailure[] }
   | { readonly kind: "error"; readonly error: LockRedisError };
 
-/** What Redis said about a token: whether it holds the key, and for how much longer (ms). */
+/**
+ * What Redis said about a token: whether it holds the key, and for how much longer (ms; -1 when
+ * the key has no expiry, -2 when not held).
+ */
 export interface Observation {
   readonly held: boolean;
   readonly pttl: number;
@@ -22,24 +24,28 @@ export interface Observation {
 /**
  * The Redis side of a lock: where its key lives (one Redis, or a quorum of independent ones) and
  * what each operation means there. The Lock class keeps the local state (token, hold, waits).
+ * Every operation takes the lease in play, which bounds how long a quorum waits for one instance.
  */
 export interface LockStore {
+  /** Whether waits can subscribe to the lock's announcements here (the client can, and Web Crypto names the channel). */
+  readonly canListen: boolean;
   /** One acquire round. Resolves with "error" rather than rejecting when Redis cannot be reached. */
-  attempt(token: string, lease: number, fencing: boolean): Promise<AttemptResult>;
+  attempt(token: string, lease: number, fencing: FencingPlan): Promise<AttemptResult>;
   /** Deletes the key if it holds `token`. @throws {LockRedisError} */
-  release(token: string): Promise<boolean>;
-  /** Adds `amount` ms to the lease if the key holds `token`. @throws {LockRedisError} */
-  extend(token: string, amount: number): Promise<Observation>;
+  release(token: string, lease: number): Promise<boolean>;
+  /** Adds `amount` ms to the lease if the key holds `token` (0 only checks). @throws {LockRedisError} */
+  extend(token: string, amount: number, lease: number): Promise<Observation>;
   /** Whether the key holds `token`. @throws {LockRedisError} */
-  status(token: string): Promise<Observation>;
-  /** Restarts the lease if the key holds `token`. @throws {LockRedisError} */
-  renew(token: string, lease: number): Promise<RenewalOutcome>;
+  status(token: string, lease: number): Promise<Observation>;
+  /** Makes at least `lease` ms remain, never less than is left, if the key holds `token`. @throws {LockRedisError} */
+  renew(token: string, lease: number): Promise<Observation>;
   /**
-   * Calls `onEvent` whenever the lock is released or acquired, from when the promise resolves
-   * until the returned function is called. Resolves undefined when the client(s) cannot subscribe.
+   * Calls `onEvent` whenever the lock is released or acquired (or "ended" if the subscription
+   * breaks), from when the promise resolves until the returned function is called. Resolves
+   * undefined when the client(s) cannot subscribe or `signal` aborts first.
    */
   listenForEvents(
-    onEvent: (event: LockEvent) => void,
+    onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
   ): Promise<StopListening | undefined>;
 }

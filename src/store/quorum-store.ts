@@ -1,67 +1,74 @@
-import { clockDriftAllowance } from "../drift";
-import { type InstanceFailure, type LockOperation, LockRedisError } from "../errors";
-import type { RenewalOutcome } from "../hold";
-import { monotonicNow } from "../timers";
-import type { LockEvent } from "../wake/release-channel";
-import type { StopListening } from "../wake/release-feed";
+import { clockDriftAllowance, monotonicNow } from "../clock";
+import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRedisError } from "../errors";
+import { TIMED_OUT, within } from "../race";
+import type { FeedEvent, StopListening } from "../wake/feed-types";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 import type { SingleStore } from "./single-store";
-import { within } from "./within";
 
-type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+type Failure = LockRedisError | InstanceTimeoutError;
+type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure };
+/** Answers of one round, by instance; undefined where the instance had not answered when it settled. */
+type Answers<T> = readonly (Answer<T> | undefined)[];
 
 /**
- * A lock held on a majority of N independent Redis instances (the Redlock scheme). An
- * acquisition counts only when a majority granted it and time is left of the lease after the
- * round trip and the clock-drift allowance; otherwise every instance that may have granted it is
- * released before the next attempt. Every other operation is decided by majority vote.
+ * The longest one instance is waited for, as a share of the lease in play: a frozen or
+ * black-holed member (or a client queueing commands while it reconnects) must cost a round a
+ * fraction of the lease, never all of it. A third leaves an acquisition at least two thirds of its
+ * lease, and lets a renewal sent a third of the lease before the deadline (auto-extend's default
+ * interval) settle in time.
+ */
+const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
+
+/**
+ * A lock held on a majority of N independent Redis instances (the Redlock scheme). Every round
+ * goes to all instances at once and settles as soon as its outcome is decided: a majority agreed,
+ * or so many refused or failed that no majority is possible. An acquisition counts only when a
+ * majority granted it with time left of the lease after the round trip and the clock-drift
+ * allowance; when it fails, every instance that may have granted it, late ones included, is
+ * released. After a success, late grants stay: renewals and the release reach every instance.
  */
 export class QuorumStore implements LockStore {
   readonly #lockId: string;
   readonly #instances: readonly SingleStore[];
   readonly #majority: number;
-  /** Longest wait for one instance's reply, in milliseconds. */
-  readonly #requestLimit: number;
+  /** Where background clean-up goes (the release of late grants after a failed round). */
+  readonly #background: (work: Promise<unknown>) => void;
 
-  constructor(lockId: string, instances: readonly SingleStore[], requestLimitMs: number) {
+  constructor(
+    lockId: string,
+    instances: readonly SingleStore[],
+    background: (work: Promise<unknown>) => void,
+  ) {
     this.#lockId = lockId;
     this.#instances = instances;
     this.#majority = Math.floor(instances.length / 2) + 1;
-    this.#requestLimit = requestLimitMs;
+    this.#background = background;
+  }
+
+  get canListen(): boolean {
+    return this.#instances.some((instance) => instance.canListen);
   }
 
   async attempt(token: string, lease: number): Promise<AttemptResult> {
     const sentAt = monotonicNow();
-    const results = await Promise.all(
-      this.#instances.map((instance) =>
-        within(instance.attempt(token, lease, false), Math.min(lease, this.#requestLimit), (late) => {
-          // A grant that arrives after its time is up is released, not kept.
-          late.then(
-            (result) => {
-              if (result.kind !== "held") void this.#releaseQuietly(instance, token);
-            },
-            () => {},
-          );
-        }).catch(
-          (error: unknown): AttemptResult => ({
-            kind: "error",
-            error: this.#instanceError("acquire", error),
-          }),
-        ),
-      ),
-    );
-    const granted = results.filter((result) => result.kind === "acquired").length;
+    const requests = this.#instances.map((instance) => instance.attempt(token, lease, undefined));
+    const answers = await this.#round("acquire", requests, lease, (so) => {
+      const granted = so.filter((answer) => answer?.ok && answer.value.kind === "acquired").length;
+      const refused = so.filter(
+        (answer) => answer && !(answer.ok && answer.value.kind === "acquired"),
+      ).length;
+      return granted >= this.#majority || refused > this.#instances.length - this.#majority;
+    });
+    const granted = answers.filter((answer) => answer?.ok && answer.value.kind === "acquired").length;
     const timeLeft = sentAt + lease - clockDriftAllowance(lease) - monotonicNow();
     if (granted >= this.#majority && timeLeft > 0) return { kind: "acquired", fencingToken: undefined };
 
-    // Not enough: take back what this round may have taken, so the next round starts clean.
-    await Promise.all(
-      this.#instances.map((instance, index) =>
-        results[index]?.kind === "held" ? undefined : this.#releaseQuietly(instance, token),
+    // Not enough: take back whatever this round took or may yet take, so the next round starts clean.
+    await this.#releaseGrants(token, lease, requests, answers);
+    const failures = this.#failures(
+      answers.map((answer): Answer<AttemptResult> | undefined =>
+        answer?.ok && answer.value.kind === "error" ? { ok: false, error: answer.value.error } : answer,
       ),
-    );
-    const failures = results.flatMap((result, instance) =>
-      result.kind === "error" ? [{ instance, error: result.error }] : [],
     );
     if (failures.length > this.#instances.length - this.#majority) {
       return {
@@ -69,89 +76,201 @@ export class QuorumStore implements LockStore {
         error: LockRedisError.fromInstances(this.#lockId, "acquire", failures, this.#instances.length),
       };
     }
-    const waits = results.flatMap((result) =>
-      result.kind === "held" && result.pttl >= 0 ? [result.pttl] : [],
+    const waits = answers.flatMap((answer) =>
+      answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
     );
     return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures };
   }
 
-  async release(token: string): Promise<boolean> {
-    return this.#decide("release", await this.#ask("release", (instance) => instance.release(token)));
+  async release(token: string, lease: number): Promise<boolean> {
+    return this.#vote("release", lease, (instance) => instance.release(token));
   }
 
-  async extend(token: string, amount: number): Promise<Observation> {
-    return this.#observe("extend", await this.#ask("extend", (instance) => instance.extend(token, amount)));
+  async extend(token: string, amount: number, lease: number): Promise<Observation> {
+    return this.#observe("extend", lease, (instance) => instance.extend(token, amount));
   }
 
-  async status(token: string): Promise<Observation> {
-    return this.#observe("status", await this.#ask("status", (instance) => instance.status(token)));
+  async status(token: string, lease: number): Promise<Observation> {
+    return this.#observe("status", lease, (instance) => instance.status(token));
   }
 
-  async renew(token: string, lease: number): Promise<RenewalOutcome> {
-    const answers = await this.#ask("renew", (instance) => instance.renew(token, lease));
-    const renewed = answers.map((answer) =>
-      answer.ok ? { ok: true as const, value: answer.value === "renewed" } : answer,
-    );
-    return this.#decide("renew", renewed) ? "renewed" : "not-held";
+  async renew(token: string, lease: number): Promise<Observation> {
+    return this.#observe("renew", lease, (instance) => instance.renew(token, lease));
   }
 
-  async listenForEvents(
-    onEvent: (event: LockEvent) => void,
+  /**
+   * Listens on every instance (a release is announced on each) and resolves as soon as one
+   * subscription is active; the others join when they become active. Undefined when none can.
+   */
+  listenForEvents(
+    onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
   ): Promise<StopListening | undefined> {
-    const stops = await Promise.all(
-      this.#instances.map((instance) => instance.listenForEvents(onEvent, signal)),
-    );
-    const active = stops.filter((stop): stop is StopListening => stop !== undefined);
-    if (active.length === 0) return undefined;
-    return () => {
-      for (const stop of active) stop();
+    const stopAll = new AbortController();
+    const stops: StopListening[] = [];
+    const stop = () => {
+      stopAll.abort();
+      for (const each of stops.splice(0)) each();
     };
+    const onAbort = () => stop();
+    signal.addEventListener("abort", onAbort, { once: true });
+    return new Promise((resolve) => {
+      let pending = this.#instances.length;
+      for (const instance of this.#instances) {
+        instance.listenForEvents(onEvent, stopAll.signal).then(
+          (active) => {
+            pending -= 1;
+            if (active && stopAll.signal.aborted) active();
+            else if (active) {
+              stops.push(active);
+              resolve(stop);
+            }
+            if (pending === 0 && stops.length === 0) {
+              signal.removeEventListener("abort", onAbort);
+              resolve(undefined);
+            }
+          },
+          () => {
+            pending -= 1;
+            if (pending === 0 && stops.length === 0) resolve(undefined);
+          },
+        );
+      }
+    });
   }
 
-  #ask<T>(operation: LockOperation, request: (instance: SingleStore) => Promise<T>): Promise<Answer<T>[]> {
-    return Promise.all(
-      this.#instances.map((instance) =>
-        within(request(instance), this.#requestLimit, (late) => {
-          late.catch(() => {});
-        }).then(
-          (value): Answer<T> => ({ ok: true, value }),
-          (error: unknown): Answer<T> => ({ ok: false, error: this.#instanceError(operation, error) }),
-        ),
+  /**
+   * After a failed round: releases every instance whose answer was not a refusal. Those that
+   * answered are released before the next round (each waited for no longer than in a round);
+   * those still silent are released in the background once they answer.
+   */
+  async #releaseGrants(
+    token: string,
+    lease: number,
+    requests: readonly Promise<AttemptResult>[],
+    answers: Answers<AttemptResult>,
+  ): Promise<void> {
+    const limit = this.#instanceLimit(lease);
+    const releases = requests.map((request, index) => {
+      const instance = this.#instances[index] as SingleStore;
+      const release = request
+        .then(
+          (result) => (result.kind === "held" ? undefined : instance.release(token)),
+          () => instance.release(token),
+        )
+        .catch(() => {
+          // Best effort: the lease bounds how long this instance keeps the key.
+        });
+      if (answers[index] === undefined) {
+        this.#background(release);
+        return undefined;
+      }
+      return within(release, limit, (late) => this.#background(late));
+    });
+    await Promise.all(releases);
+  }
+
+  /**
+   * Sends one request per instance and resolves as soon as `decided` says the answers so far settle
+   * the outcome, or every instance answered. Each instance is waited for at most a share of `lease`.
+   */
+  #round<T>(
+    operation: LockOperation,
+    requests: readonly Promise<T>[],
+    lease: number,
+    decided: (answers: Answers<T>) => boolean,
+  ): Promise<Answers<T>> {
+    const limit = this.#instanceLimit(lease);
+    const answers: (Answer<T> | undefined)[] = requests.map(() => undefined);
+    return new Promise((resolve) => {
+      let answered = 0;
+      requests.forEach((request, index) => {
+        within(request, limit, () => {})
+          .then(
+            (value): Answer<T> =>
+              value === TIMED_OUT
+                ? { ok: false, error: new InstanceTimeoutError(this.#lockId, operation, limit) }
+                : { ok: true, value },
+            (error: unknown): Answer<T> => ({ ok: false, error: this.#instanceError(operation, error) }),
+          )
+          .then((answer) => {
+            answers[index] = answer;
+            answered += 1;
+            if (answered === requests.length || decided(answers)) resolve([...answers]);
+          });
+      });
+    });
+  }
+
+  /** How long one instance is waited for, in milliseconds, for the lease in play. */
+  #instanceLimit(lease: number): number {
+    return Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
+  }
+
+  /** A majority vote of yes/no answers; settles as soon as the outcome is decided. */
+  async #vote(
+    operation: LockOperation,
+    lease: number,
+    request: (instance: SingleStore) => Promise<boolean>,
+  ): Promise<boolean> {
+    const answers = await this.#round(operation, this.#instances.map(request), lease, (so) =>
+      this.#isDecided(
+        so.map((answer) => (answer?.ok ? answer.value : answer === undefined ? undefined : null)),
       ),
     );
-  }
-
-  /** True with a majority of yes, false when the yes plus the unknown cannot make one; else throws. */
-  #decide(operation: LockOperation, answers: readonly Answer<boolean>[]): boolean {
-    const yes = answers.filter((answer) => answer.ok && answer.value).length;
-    if (yes >= this.#majority) return true;
-    const failures: InstanceFailure[] = answers.flatMap((answer, instance) =>
-      answer.ok ? [] : [{ instance, error: answer.error }],
-    );
-    if (yes + failures.length < this.#majority) return false;
-    throw LockRedisError.fromInstances(this.#lockId, operation, failures, this.#instances.length);
+    return this.#decide(operation, answers);
   }
 
   /** A majority's view: held when a majority holds the token, for as long as the shortest of them. */
-  #observe(operation: LockOperation, answers: readonly Answer<Observation>[]): Observation {
+  async #observe(
+    operation: LockOperation,
+    lease: number,
+    request: (instance: SingleStore) => Promise<Observation>,
+  ): Promise<Observation> {
+    const answers = await this.#round(operation, this.#instances.map(request), lease, (so) =>
+      this.#isDecided(
+        so.map((answer) => (answer?.ok ? answer.value.held : answer === undefined ? undefined : null)),
+      ),
+    );
     const held = this.#decide(
       operation,
-      answers.map((answer) => (answer.ok ? { ok: true as const, value: answer.value.held } : answer)),
+      answers.map((answer) => (answer?.ok ? { ok: true as const, value: answer.value.held } : answer)),
     );
-    const pttls = answers.flatMap((answer) => (answer.ok && answer.value.held ? [answer.value.pttl] : []));
+    const pttls = answers.flatMap((answer) => (answer?.ok && answer.value.held ? [answer.value.pttl] : []));
     return { held, pttl: held ? Math.min(...pttls) : -2 };
+  }
+
+  /** Whether votes so far (true, false, null for a failure, undefined while pending) settle the outcome. */
+  #isDecided(votes: readonly (boolean | null | undefined)[]): boolean {
+    const yes = votes.filter((vote) => vote === true).length;
+    const notYes = votes.filter((vote) => vote === false || vote === null).length;
+    return yes >= this.#majority || notYes > this.#instances.length - this.#majority;
+  }
+
+  /**
+   * True with a majority of yes; false when the yes plus every instance that failed or had not
+   * answered still cannot make one; otherwise the outcome is unknown and this throws.
+   */
+  #decide(operation: LockOperation, answers: Answers<boolean>): boolean {
+    const yes = answers.filter((answer) => answer?.ok && answer.value).length;
+    if (yes >= this.#majority) return true;
+    const unknown = answers.filter((answer) => answer === undefined || !answer.ok).length;
+    if (yes + unknown < this.#majority) return false;
+    throw LockRedisError.fromInstances(
+      this.#lockId,
+      operation,
+      this.#failures(answers),
+      this.#instances.length,
+    );
+  }
+
+  #failures(answers: readonly (Answer<unknown> | undefined)[]): InstanceFailure[] {
+    return answers.flatMap((answer, instance) =>
+      answer && !answer.ok ? [{ instance, error: answer.error }] : [],
+    );
   }
 
   #instanceError(operation: LockOperation, error: unknown): LockRedisError {
     return error instanceof LockRedisError ? error : new LockRedisError(this.#lockId, operation, error);
-  }
-
-  async #releaseQuietly(instance: SingleStore, token: string): Promise<void> {
-    try {
-      await instance.release(token);
-    } catch {
-      // Best effort: the lease bounds how long this instance keeps the key.
-    }
   }
 }

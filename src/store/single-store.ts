@@ -1,50 +1,52 @@
-import { newCallId } from "../call-id";
-import type { ScriptArgument } from "../client/redis-client";
 import { replyInteger, replyIntegers } from "../client/reply";
 import type { ScriptRunner } from "../client/script-runner";
+import type { ServerKind } from "../client/server";
+import type { ScriptArgument } from "../client/types";
 import { type LockOperation, LockRedisError } from "../errors";
-import type { RenewalOutcome } from "../hold";
+import { newCallId } from "../ids";
 import { FENCE_COUNTER_LIFETIME_MS, fenceKey, receiptKey } from "../keys";
-import { takeIfFreeOrOwned } from "../scripts/acquire";
+import type { FencingPlan } from "../options";
+import { takeIfFreeOrOwned, takeWithClockFence, takeWithCountedFence } from "../scripts/acquire";
 import { addLeaseIfOwned } from "../scripts/extend";
-import type { LuaScript } from "../scripts/lua-script";
 import { deleteIfOwned } from "../scripts/release";
 import { renewIfOwned } from "../scripts/renew";
+import type { LuaScript } from "../scripts/script";
 import { checkOwner } from "../scripts/status";
-import { type LockEvent, lockEventChannel } from "../wake/release-channel";
-import type { ReleaseFeed, StopListening } from "../wake/release-feed";
+import type { EventFeed, FeedEvent, StopListening } from "../wake/feed-types";
+import { canNameEventChannels, lockEventChannel } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
+
+/** Where a single-server lock lives and how to reach it. */
+export interface SingleStoreTarget {
+  readonly lockId: string;
+  readonly key: string;
+  /** Runs the scripts on the client, plain or key-locked as the server kind requires. */
+  readonly scripts: ScriptRunner;
+  /** The kind of server: decides how fencing tokens stay increasing by default. */
+  readonly server: ServerKind;
+  /** The client's lock announcements, when it can subscribe. */
+  readonly feed: EventFeed | undefined;
+}
 
 /** A lock whose key lives on one Redis (a single server, a replicated primary, or a cluster). */
 export class SingleStore implements LockStore {
-  readonly #lockId: string;
-  readonly #key: string;
-  readonly #scripts: ScriptRunner;
+  readonly #target: SingleStoreTarget;
   readonly #receiptKey: string;
-  readonly #feed: ReleaseFeed | undefined;
   #channel: Promise<string | undefined> | undefined;
 
-  /**
-   * @param scripts runs the scripts on the client.
-   * @param feed the client's release announcements, when it can subscribe.
-   */
-  constructor(lockId: string, key: string, scripts: ScriptRunner, feed: ReleaseFeed | undefined) {
-    this.#lockId = lockId;
-    this.#key = key;
-    this.#scripts = scripts;
-    this.#receiptKey = receiptKey(key);
-    this.#feed = feed;
+  constructor(target: SingleStoreTarget) {
+    this.#target = target;
+    this.#receiptKey = receiptKey(target.key);
   }
 
-  async attempt(token: string, lease: number, fencing: boolean): Promise<AttemptResult> {
-    const keys = fencing ? [this.#key, fenceKey(this.#key)] : [this.#key];
-    const args: [string, ...ScriptArgument[]] = fencing
-      ? [token, lease, lease + FENCE_COUNTER_LIFETIME_MS]
-      : [token, lease];
+  get canListen(): boolean {
+    return this.#target.feed !== undefined && canNameEventChannels();
+  }
+
+  async attempt(token: string, lease: number, fencing: FencingPlan): Promise<AttemptResult> {
+    const { script, keys, args } = this.#acquireCall(token, lease, fencing);
     try {
-      const [held = 0, detail = -2] = replyIntegers(
-        await this.#run("acquire", takeIfFreeOrOwned, keys, args),
-      );
+      const [held = 0, detail = -2] = replyIntegers(await this.#run("acquire", script, keys, args));
       if (held === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined };
       return { kind: "held", pttl: detail };
     } catch (error) {
@@ -53,36 +55,52 @@ export class SingleStore implements LockStore {
     }
   }
 
+  /**
+   * The acquire script for the fencing asked for. Without a clock floor (Upstash's default), the
+   * counter never expires, so the script reads no clock; with it, the counter may expire.
+   */
+  #acquireCall(token: string, lease: number, fencing: FencingPlan) {
+    const key = this.#target.key;
+    if (!fencing) return { script: takeIfFreeOrOwned, keys: [key], args: [token, lease] as const };
+    const clockFloor = fencing.clockFloor ?? this.#target.server !== "upstash";
+    const keys = [key, fenceKey(key)];
+    if (!clockFloor) return { script: takeWithCountedFence, keys, args: [token, lease] as const };
+    return {
+      script: takeWithClockFence,
+      keys,
+      args: [token, lease, lease + FENCE_COUNTER_LIFETIME_MS] as const,
+    };
+  }
+
   async release(token: string): Promise<boolean> {
     // Each call gets its own id, so that its receipt answers only its own re-runs.
-    const keys = [this.#key, this.#receiptKey];
-    const reply = await this.#run("release", deleteIfOwned, keys, [token, newCallId()]);
-    return replyInteger(reply) === 1;
+    const keys = [this.#target.key, this.#receiptKey];
+    return replyInteger(await this.#run("release", deleteIfOwned, keys, [token, newCallId()])) === 1;
   }
 
   async extend(token: string, amount: number): Promise<Observation> {
-    const keys = [this.#key, this.#receiptKey];
+    const keys = [this.#target.key, this.#receiptKey];
     return observation(await this.#run("extend", addLeaseIfOwned, keys, [token, newCallId(), amount]));
   }
 
   async status(token: string): Promise<Observation> {
-    return observation(await this.#run("status", checkOwner, [this.#key], [token]));
+    return observation(await this.#run("status", checkOwner, [this.#target.key], [token]));
   }
 
-  async renew(token: string, lease: number): Promise<RenewalOutcome> {
-    const reply = await this.#run("renew", renewIfOwned, [this.#key], [token, lease]);
-    return replyInteger(reply) === 1 ? "renewed" : "not-held";
+  async renew(token: string, lease: number): Promise<Observation> {
+    return observation(await this.#run("renew", renewIfOwned, [this.#target.key], [token, lease]));
   }
 
   async listenForEvents(
-    onEvent: (event: LockEvent) => void,
+    onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
   ): Promise<StopListening | undefined> {
-    if (!this.#feed) return undefined;
-    this.#channel ??= lockEventChannel(this.#key);
+    const feed = this.#target.feed;
+    if (!feed) return undefined;
+    this.#channel ??= lockEventChannel(this.#target.key);
     const channel = await this.#channel;
     if (channel === undefined || signal.aborted) return undefined;
-    return this.#feed.listen(channel, onEvent, signal);
+    return feed.listen(channel, onEvent, signal);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */
@@ -90,17 +108,17 @@ export class SingleStore implements LockStore {
     operation: LockOperation,
     script: LuaScript,
     keys: string[],
-    args: [string, ...ScriptArgument[]],
+    args: readonly [string, ...ScriptArgument[]],
   ) {
     try {
-      return await this.#scripts.run(script, keys, args);
+      return await this.#target.scripts.run(script, keys, [...args]);
     } catch (error) {
-      throw new LockRedisError(this.#lockId, operation, error, args[0]);
+      throw new LockRedisError(this.#target.lockId, operation, error, args[0]);
     }
   }
 }
 
 function observation(reply: unknown): Observation {
   const [held = 0, pttl = -2] = replyIntegers(reply);
-  return { held: held === 1, pttl };
+  return { held: held === 1, pttl: held === 1 ? pttl : -2 };
 }

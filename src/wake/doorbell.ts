@@ -1,40 +1,37 @@
-import { monotonicNow } from "../timers";
-import type { LockEvent } from "./release-channel";
+import { monotonicNow } from "../clock";
+import type { FeedEvent } from "./feed-types";
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Lets lock events cut a waiting acquisition's wait short, without a stampede.
  *
- * A release ends the wait after a random delay within `spreadMs`, so that of all the waiters it
- * wakes, one retries first; its success is announced ("acquired"), and the others, still within
- * their delay, stand down and go back to their normal wait instead of each sending a doomed try.
- * An event that arrives while no one waits (an attempt is in flight) is remembered for the next
- * wait.
+ * A release ends the wait after a random delay within the wait's spread, so that of all the
+ * waiters it wakes, one retries first; its success is announced ("acquired"), and the others, still
+ * within their delay, stand down and go back to their normal wait instead of each sending a doomed
+ * try. A broken subscription ("ended") counts as a release: retrying is the safe guess. An event
+ * that arrives while no one waits (an attempt is in flight) is remembered for the next wait.
  */
 export class Doorbell {
-  /** How widely woken waiters spread their retries, in milliseconds: a few round trips. */
-  spreadMs = 0;
   #released = false;
-  #onEvent: ((event: LockEvent | "now") => void) | undefined;
+  #onEvent: ((event: FeedEvent) => void) | undefined;
 
   /** Called by the event feed. */
-  readonly ring = (event: LockEvent): void => {
-    this.#released = event === "released";
+  readonly ring = (event: FeedEvent): void => {
+    this.#released = event !== "acquired";
     this.#onEvent?.(event);
   };
-
-  /** Ends the current (or next) wait at once: the subscription just became active. */
-  ringNow(): void {
-    this.#released = true;
-    this.#onEvent?.("now");
-  }
 
   /** Forgets earlier events: called as an attempt is sent, which sees any release before it. */
   reset(): void {
     this.#released = false;
   }
 
-  /** Waits `ms`, or less after a release; rejects with `signal.reason` on abort. */
-  wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Waits `ms`, or less after a release; rejects with `signal.reason` on abort.
+   * @param spreadMs how widely woken waiters spread their retries: a few round trips.
+   */
+  wait(ms: number, signal: AbortSignal | undefined, spreadMs: number): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const deadline = monotonicNow() + ms;
     return new Promise<void>((resolve, reject) => {
@@ -50,19 +47,22 @@ export class Doorbell {
       };
       const wakeAt = (at: number) => {
         clearTimeout(timer);
+        // Timers take at most 2^31 - 1 ms; a longer one would fire at once.
+        const remaining = Math.max(0, at - monotonicNow());
         timer = setTimeout(
           () => {
+            if (remaining > MAX_TIMER_MS) {
+              wakeAt(at);
+              return;
+            }
             cleanup();
             resolve();
           },
-          Math.max(0, at - monotonicNow()),
+          Math.min(remaining, MAX_TIMER_MS),
         );
       };
-      const soon = () => Math.min(deadline, monotonicNow() + Math.random() * this.spreadMs);
-      this.#onEvent = (event) => {
-        if (event === "now") wakeAt(monotonicNow());
-        else wakeAt(event === "released" ? soon() : deadline);
-      };
+      const soon = () => Math.min(deadline, monotonicNow() + Math.random() * spreadMs);
+      this.#onEvent = (event) => wakeAt(event === "acquired" ? deadline : soon());
       signal?.addEventListener("abort", onAbort, { once: true });
       wakeAt(this.#released ? soon() : deadline);
     });

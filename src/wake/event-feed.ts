@@ -1,33 +1,16 @@
 import { detectClient } from "../client/detect";
+import type { EventFeed } from "./feed-types";
 import { ioredisFeed } from "./ioredis-feed";
 import { nodeRedisFeed } from "./node-redis-feed";
-import type { LockEvent } from "./release-channel";
 import { upstashFeed } from "./upstash-feed";
 
-/** Stops listening; never rejects. */
-export type StopListening = () => void;
+const feeds = new WeakMap<object, EventFeed | null>();
 
 /**
- * Lock event announcements of one client. `listen` resolves once the subscription is active (so no
- * event after that moment is missed), or with undefined when it could not be set up, in which
- * case the waiter simply keeps polling.
- */
-export interface ReleaseFeed {
-  /** @param signal aborts a subscription still being set up: it then resolves undefined. */
-  listen(
-    channel: string,
-    onEvent: (event: LockEvent) => void,
-    signal: AbortSignal,
-  ): Promise<StopListening | undefined>;
-}
-
-const feeds = new WeakMap<object, ReleaseFeed | null>();
-
-/**
- * The release feed of a client, shared by every lock using that client, or undefined when the
+ * The lock event feed of a client, shared by every lock using that client, or undefined when the
  * client cannot subscribe (then waiters only poll).
  */
-export function releaseFeedFor(client: unknown): ReleaseFeed | undefined {
+export function eventFeedFor(client: unknown): EventFeed | undefined {
   if (typeof client !== "object" || client === null) return undefined;
   let feed = feeds.get(client);
   if (feed === undefined) {
@@ -37,7 +20,7 @@ export function releaseFeedFor(client: unknown): ReleaseFeed | undefined {
   return feed ?? undefined;
 }
 
-function createFeed(client: object): ReleaseFeed | undefined {
+function createFeed(client: object): EventFeed | undefined {
   const detected = detectClient(client);
   if (!detected) return undefined;
   switch (detected.kind) {

@@ -1,31 +1,34 @@
+import { monotonicNow } from "../clock";
 import type { LockStore } from "../store/lock-store";
 import type { Doorbell } from "./doorbell";
-import type { StopListening } from "./release-feed";
+import type { StopListening } from "./feed-types";
 
 /**
- * A waiting acquisition's subscription to release announcements. It rings the doorbell once the
- * subscription is active (so the waiter retries at once: a release between its failed attempt
- * and the subscription would otherwise go unseen) and on every release after that. Closing it
- * ends the subscription, also one still being set up.
+ * A waiting acquisition's subscription to its lock's announcements: rings the doorbell on every
+ * release and acquisition, and knows since when it has been active, so the waiter can tell which of
+ * its tries were covered (a release after such a try is announced, so polling is not needed to see
+ * it). Closing it ends the subscription, also one still being set up.
  */
-export class ReleaseWatch {
+export class EventWatch {
   #stop: StopListening | undefined;
   #closed = false;
   readonly #setup = new AbortController();
-  #activationUnseen = false;
+  /** Monotonic time the subscription became active; undefined while pending, after a failure or a break. */
+  #activeSince: number | undefined;
 
   constructor(store: LockStore, bell: Doorbell) {
-    store.listenForEvents(bell.ring, this.#setup.signal).then(
+    const onEvent: Parameters<LockStore["listenForEvents"]>[0] = (event) => {
+      if (event === "ended") this.#activeSince = undefined;
+      bell.ring(event);
+    };
+    store.listenForEvents(onEvent, this.#setup.signal).then(
       (stop) => {
         if (this.#closed) {
           stop?.();
           return;
         }
         this.#stop = stop;
-        if (stop) {
-          this.#activationUnseen = true;
-          bell.ringNow();
-        }
+        if (stop) this.#activeSince = monotonicNow();
       },
       () => {
         // Subscribing failed: the waiter keeps polling.
@@ -33,14 +36,9 @@ export class ReleaseWatch {
     );
   }
 
-  /**
-   * True once, after the subscription became active: the retry it causes is the check for a
-   * release that came before it, not one of the caller's attempts.
-   */
-  takeActivation(): boolean {
-    const unseen = this.#activationUnseen;
-    this.#activationUnseen = false;
-    return unseen;
+  /** Whether the subscription was active at monotonic time `at` and still is. */
+  coveredSince(at: number): boolean {
+    return this.#activeSince !== undefined && this.#activeSince <= at;
   }
 
   close(): void {
@@ -48,5 +46,6 @@ export class ReleaseWatch {
     this.#setup.abort();
     this.#stop?.();
     this.#stop = undefined;
+    this.#activeSince = undefined;
   }
 }

@@ -1,5 +1,16 @@
-/** What a lock's event channel carries. */
-export type LockEvent = "released" | "acquired";
+import type { LockEvent } from "./feed-types";
+
+let encoder: TextEncoder | undefined;
+
+function subtleCrypto(): SubtleCrypto | undefined {
+  const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
+  return typeof subtle?.digest === "function" ? subtle : undefined;
+}
+
+/** Whether this runtime can compute channel names (Web Crypto's digest; browsers only on https). */
+export function canNameEventChannels(): boolean {
+  return subtleCrypto() !== undefined;
+}
 
 /**
  * The pub/sub channel a lock's acquisitions and releases are announced on:
@@ -8,10 +19,12 @@ export type LockEvent = "released" | "acquired";
  * whatever the id. Resolves undefined where Web Crypto's digest is missing; then waiters only poll.
  */
 export async function lockEventChannel(key: string): Promise<string | undefined> {
-  const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
-  if (typeof subtle?.digest !== "function") return undefined;
+  const subtle = subtleCrypto();
+  if (subtle === undefined) return undefined;
   try {
-    const digest = new Uint8Array(await subtle.digest("SHA-1", new TextEncoder().encode(key)));
+    // Created on first use, so importing the package never depends on TextEncoder being present.
+    encoder ??= new TextEncoder();
+    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(key)));
     let hex = "";
     for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
     return `lock-events:${hex}`;

@@ -1,5 +1,6 @@
-import { ChannelListeners } from "./channel-listeners";
-import type { ReleaseFeed } from "./release-feed";
+import { channelHub } from "./channel-hub";
+import type { ChannelListener, EventFeed } from "./feed-types";
+import { type PubSubConnection, sharedConnection } from "./shared-connection";
 
 /** The part of a node-redis client or cluster used for pub/sub. */
 interface NodeRedisPubSub {
@@ -7,56 +8,55 @@ interface NodeRedisPubSub {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  close?(): Promise<unknown>;
-  quit?(): Promise<unknown>;
+  on(event: "error" | "end", listener: () => void): unknown;
+  destroy?(): unknown;
+  disconnect?(): Promise<unknown>;
 }
 
 /**
- * Release feed over node-redis: one duplicated client in subscriber mode per client, connected
- * when the first lock starts waiting and closed when the last one stops.
+ * Lock events over node-redis: one duplicated client in subscriber mode per client, connected
+ * when the first lock starts waiting and destroyed when the last one stops, also mid-connect (its
+ * reconnect strategy would otherwise retry forever). A connection that fails is dropped, so the next
+ * wait connects afresh.
  */
-export function nodeRedisFeed(client: object): ReleaseFeed | undefined {
+export function nodeRedisFeed(client: object): EventFeed | undefined {
   if (typeof (client as Partial<NodeRedisPubSub>).duplicate !== "function") return undefined;
   const source = client as NodeRedisPubSub;
-  const listeners = new ChannelListeners();
-  let subscriber: Promise<NodeRedisPubSub> | undefined;
-
-  const connection = (): Promise<NodeRedisPubSub> => {
-    subscriber ??= (async () => {
+  return channelHub(
+    sharedConnection((): PubSubConnection => {
       const created = source.duplicate();
-      // An EventEmitter without an error listener throws; connection trouble only means polling.
-      created.on("error", () => {});
-      await created.connect();
-      return created;
-    })();
-    return subscriber;
-  };
-  const closeIfIdle = () => {
-    if (listeners.channels > 0 || !subscriber) return;
-    const closing = subscriber;
-    subscriber = undefined;
-    closing.then((created) => (created.close ?? created.quit)?.call(created)).catch(() => {});
-  };
-
-  return {
-    // A subscription still being set up when the wait ends is stopped by the caller once it resolves.
-    async listen(channel, onEvent) {
-      const first = listeners.add(channel, onEvent);
-      const stop = () => {
-        if (listeners.remove(channel, onEvent)) {
-          subscriber?.then((created) => created.unsubscribe(channel)).catch(() => {});
-          closeIfIdle();
-        }
+      const listeners = new Map<string, ChannelListener>();
+      const endAll = () => {
+        for (const listener of listeners.values()) listener.ended();
+        listeners.clear();
       };
-      try {
-        if (first)
-          await (await connection()).subscribe(channel, (message) => listeners.notify(channel, message));
-        return stop;
-      } catch {
-        stop();
-        return undefined;
-      }
-    },
-  };
+      // An EventEmitter without an error listener throws. A connection error after the subscription
+      // means messages may be lost while node-redis reconnects: the waiters go back to polling.
+      created.on("error", endAll);
+      created.on("end", endAll);
+      const connected = created.connect();
+      // Observed here so that a failed connect is never an unhandled rejection; subscribe reports it.
+      connected.catch(() => {});
+      return {
+        async subscribe(channel, listener) {
+          await connected;
+          await created.subscribe(channel, (message) => listener.message(message));
+          listeners.set(channel, listener);
+        },
+        unsubscribe(channel) {
+          listeners.delete(channel);
+          return created.unsubscribe(channel);
+        },
+        close() {
+          try {
+            // destroy() in node-redis 5 and later; disconnect() in 4.
+            const closing = created.destroy ? created.destroy() : created.disconnect?.();
+            if (closing instanceof Promise) closing.catch(() => {});
+          } catch {
+            // Already closed: nothing to release.
+          }
+        },
+      };
+    }),
+  );
 }

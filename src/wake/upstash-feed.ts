@@ -1,6 +1,6 @@
-import { backgroundTimer } from "../timers";
-import { lockEventOf } from "./release-channel";
-import type { ReleaseFeed, StopListening } from "./release-feed";
+import { backgroundTimer } from "../clock";
+import { channelHub } from "./channel-hub";
+import type { EventFeed, StopListening } from "./feed-types";
 
 /** The part of `@upstash/redis`'s subscriber the feed uses (an SSE stream per subscription). */
 interface UpstashSubscriber {
@@ -18,44 +18,44 @@ interface UpstashSubscribing {
 const CONFIRM_WITHIN_MS = 2_000;
 
 /**
- * Release feed over `@upstash/redis`'s `subscribe()`: one server-sent-events stream per waiting
- * lock, opened after a failed attempt and closed when the wait ends.
+ * Lock events over `@upstash/redis`'s `subscribe()`: one server-sent-events stream per channel in
+ * use (a SUBSCRIBE, billed as one command), shared by the process's waiters on that lock and
+ * closed when the last of them stops waiting. Closing sends nothing: the client aborts the stream.
  */
-export function upstashFeed(client: object): ReleaseFeed | undefined {
+export function upstashFeed(client: object): EventFeed | undefined {
   if (typeof (client as Partial<UpstashSubscribing>).subscribe !== "function") return undefined;
   const subscribing = client as UpstashSubscribing;
-  return {
-    listen(channel, onEvent, signal) {
-      return new Promise<StopListening | undefined>((resolve) => {
-        let subscriber: UpstashSubscriber;
-        try {
-          subscriber = subscribing.subscribe(channel);
-        } catch {
-          resolve(undefined);
-          return;
-        }
+  return channelHub(
+    (channel, listener, signal) =>
+      new Promise<StopListening>((resolve, reject) => {
+        const subscriber = subscribing.subscribe(channel);
+        let active = false;
         const stop = () => {
           clearTimeout(timer);
-          signal.removeEventListener("abort", giveUp);
+          signal.removeEventListener("abort", onAbort);
           subscriber.unsubscribe().catch(() => {});
         };
-        const giveUp = () => {
+        const fail = (error: Error) => {
           stop();
-          resolve(undefined);
+          if (active) listener.ended();
+          else reject(error);
         };
-        const timer = backgroundTimer(CONFIRM_WITHIN_MS, giveUp);
-        signal.addEventListener("abort", giveUp, { once: true });
+        const onAbort = () => fail(new Error("the subscription is no longer wanted"));
+        const timer = backgroundTimer(CONFIRM_WITHIN_MS, () =>
+          fail(new Error(`no subscription confirmed within ${CONFIRM_WITHIN_MS} ms`)),
+        );
+        signal.addEventListener("abort", onAbort, { once: true });
         subscriber.on("subscribe", () => {
           clearTimeout(timer);
-          signal.removeEventListener("abort", giveUp);
+          signal.removeEventListener("abort", onAbort);
+          active = true;
           resolve(stop);
         });
         subscriber.on("message", (event) => {
-          if (event.channel === channel) onEvent(lockEventOf(event.message));
+          if (event.channel === channel) listener.message(event.message);
         });
-        // The stream failed: keep polling; the waiter's own timers still bound the wait.
-        subscriber.on("error", giveUp);
-      });
-    },
-  };
+        // A broken stream: waiters go back to polling; their own timers still bound the wait.
+        subscriber.on("error", fail);
+      }),
+  );
 }

@@ -1,8 +1,8 @@
 import { Cluster } from "ioredis";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RedisClient } from "../../src/client/redis-client";
 import { scriptRunnerFor } from "../../src/client/script-runner";
+import type { RedisClient } from "../../src/client/types";
 import { hashSlot } from "../../src/hash-slot";
 import { Debounce, Lock } from "../../src/index";
 import { checkOwner } from "../../src/scripts/status";
@@ -123,7 +123,9 @@ describe.each<[string, Connect]>([
   it("would surface a CROSSSLOT error, so the tests above prove the keys share a slot", async () => {
     const keys = ["{a}1", "{b}2"];
     expect(hashSlot(keys[0] as string)).not.toBe(hashSlot(keys[1] as string));
-    await expect(scriptRunnerFor(connected.client).run(checkOwner, keys, ["t"])).rejects.toThrow(/CROSSSLOT/);
+    await expect(scriptRunnerFor(connected.client, false).run(checkOwner, keys, ["t"])).rejects.toThrow(
+      /CROSSSLOT/,
+    );
   });
 
   it("keeps a prefix and an id that together hold braces in one slot", async () => {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { RedisClient, ScriptArgument } from "../../src/client/redis-client";
-import type { ScriptReply } from "../../src/client/reply";
 import { scriptRunnerFor } from "../../src/client/script-runner";
+import { guessServerKind } from "../../src/client/server";
+import type { RedisClient, ScriptArgument, ScriptReply } from "../../src/client/types";
 import { Debounce, Lock } from "../../src/index";
 import { fenceKey, receiptKey } from "../../src/keys";
-import { takeIfFreeOrOwned } from "../../src/scripts/acquire";
+import { takeIfFreeOrOwned, takeWithClockFence, takeWithCountedFence } from "../../src/scripts/acquire";
 import { allScripts } from "../../src/scripts/all";
 import { countCall, isLatestCall } from "../../src/scripts/debounce";
 import { addLeaseIfOwned } from "../../src/scripts/extend";
-import type { LuaScript } from "../../src/scripts/lua-script";
 import { deleteIfOwned } from "../../src/scripts/release";
 import { renewIfOwned } from "../../src/scripts/renew";
+import type { LuaScript } from "../../src/scripts/script";
 import { checkOwner } from "../../src/scripts/status";
 import { uniqueId } from "../support/redis";
 
@@ -35,8 +35,10 @@ async function exerciseEveryScript(run: Run): Promise<void> {
   expect(taken).toBe(0);
   expect(pttl).toBeGreaterThan(0);
 
-  expect(await run(renewIfOwned, [id], ["owner", LEASE_MS])).toBe(1);
-  expect(await run(renewIfOwned, [id], ["other", LEASE_MS])).toBe(0);
+  const [renewed, renewedPttl] = (await run(renewIfOwned, [id], ["owner", LEASE_MS])) as number[];
+  expect(renewed).toBe(1);
+  expect(renewedPttl).toBeGreaterThan(LEASE_MS - 1_000);
+  expect(await run(renewIfOwned, [id], ["other", LEASE_MS])).toEqual([0, -2]);
 
   const [held, left] = (await run(checkOwner, [id], ["owner"])) as number[];
   expect(held).toBe(1);
@@ -54,28 +56,31 @@ async function exerciseEveryScript(run: Run): Promise<void> {
   expect(await run(deleteIfOwned, [id, receipt], ["owner", "r2"])).toBe(1);
   expect(await run(checkOwner, [id], ["owner"])).toEqual([0, -2]);
 
-  // With a fencing counter, a second key in the same slot; tokens increase with each acquisition.
-  const fenced = uniqueId("scripts-fenced");
-  const fenceArgs = ["owner", LEASE_MS, LEASE_MS + 60_000];
-  const [first, firstToken] = (await run(
-    takeIfFreeOrOwned,
-    [fenced, fenceKey(fenced)],
-    fenceArgs,
-  )) as number[];
-  const [again, nextToken] = (await run(
-    takeIfFreeOrOwned,
-    [fenced, fenceKey(fenced)],
-    fenceArgs,
-  )) as number[];
-  expect([first, again]).toEqual([1, 1]);
-  expect(Number.isSafeInteger(firstToken)).toBe(true);
-  expect(nextToken).toBeGreaterThan(firstToken as number);
+  // With a fencing counter, a second key in the same slot; tokens increase with each acquisition,
+  // from the counter alone or with the clock floor.
+  for (const [script, args] of [
+    [takeWithCountedFence, ["owner", LEASE_MS]],
+    [takeWithClockFence, ["owner", LEASE_MS, LEASE_MS + 60_000]],
+  ] as const) {
+    const fenced = uniqueId("scripts-fenced");
+    const [first, firstToken] = (await run(script, [fenced, fenceKey(fenced)], [...args])) as number[];
+    const [again, nextToken] = (await run(script, [fenced, fenceKey(fenced)], [...args])) as number[];
+    expect([first, again]).toEqual([1, 1]);
+    expect(Number.isSafeInteger(firstToken)).toBe(true);
+    expect(nextToken).toBeGreaterThan(firstToken as number);
+  }
 
   const counter = uniqueId("scripts-counter");
   expect(await run(countCall, [counter], [60_000])).toBe(1);
   expect(await run(countCall, [counter], [60_000])).toBe(2);
   expect(await run(isLatestCall, [counter], [1])).toBe(0);
   expect(await run(isLatestCall, [counter], [2])).toBe(1);
+}
+
+/** The runner a Lock on `client` would use: key-locked scripts where the client looks like Upstash. */
+function runnerLikeLock(client: RedisClient) {
+  const keyLocking = guessServerKind(client) === "upstash";
+  return { runner: scriptRunnerFor(client, keyLocking), keyLocking };
 }
 
 /**
@@ -89,27 +94,30 @@ export function describeClientContract(
 ): void {
   describe("scripts through scriptRunnerFor", () => {
     it("runs every script of the library and reads each reply as numbers", async () => {
-      const runner = scriptRunnerFor(client());
+      const { runner } = runnerLikeLock(client());
       const sent = new Set<LuaScript>();
       await exerciseEveryScript((script, keys, args) => {
         sent.add(script);
         return runner.run(script, keys, args);
       });
-      expect([...sent].map((script) => script.name).sort()).toEqual(allScripts.map((s) => s.name).sort());
+      expect(sent).toEqual(new Set(allScripts));
     });
 
     it("falls back to the full script after SCRIPT FLUSH, which caches it again", async () => {
-      const runner = scriptRunnerFor(client());
+      const { runner, keyLocking } = runnerLikeLock(client());
+      const sent = (script: LuaScript) => (keyLocking ? script.keyLocked.sha1 : script.sha1);
       const id = uniqueId("noscript");
       expect(await runner.run(checkOwner, [id], ["t"])).toEqual([0, -2]);
-      await server.flushScripts();
-      expect(await server.scriptCached(checkOwner.sha1)).toBe(false);
       expect(await runner.run(checkOwner, [id], ["t"])).toEqual([0, -2]);
-      expect(await server.scriptCached(checkOwner.sha1)).toBe(true);
+      await server.flushScripts();
+      expect(await server.scriptCached(sent(checkOwner))).toBe(false);
+      expect(await runner.run(checkOwner, [id], ["t"])).toEqual([0, -2]);
+      expect(await server.scriptCached(sent(checkOwner))).toBe(true);
 
       await server.flushScripts();
       await exerciseEveryScript((script, keys, args) => runner.run(script, keys, args));
-      for (const script of allScripts) expect(await server.scriptCached(script.sha1)).toBe(true);
+      await exerciseEveryScript((script, keys, args) => runner.run(script, keys, args));
+      for (const script of allScripts) expect(await server.scriptCached(sent(script))).toBe(true);
     });
   });
 
@@ -223,8 +231,9 @@ export function describeLockContract(
       const id = uniqueId("wake");
       const holder = new Lock({ id, redis: redis(), lease: 60_000 });
       await holder.acquireOrThrow();
-      // Polls 20 s apart: only the release announcement can end the wait early.
-      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 3, delay: 20_000 } });
+      // Polls 20 s apart: only the release announcement can end the wait early. Six attempts make
+      // the wait long enough for a subscription to cost fewer requests than polling.
+      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 6, delay: 20_000 } });
       const started = performance.now();
       const waiting = waiter.acquire();
       setTimeout(() => void holder.release(), 300);

@@ -2,7 +2,7 @@ import { Redis as UpstashRedis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RedisClient } from "../../src/client/redis-client";
+import type { RedisClient } from "../../src/client/types";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { describeLockContract } from "./contract";

@@ -57,8 +57,9 @@ describe("fencing tokens from 4 processes", () => {
 });
 
 /** Takes the lock with fencing, releases it, and returns the token it got. */
-async function fencedAcquisition(endpoint: Endpoint, id: string): Promise<number> {
-  const lock = new Lock({ id, redis: clientFor(endpoint), fencing: true });
+async function fencedAcquisition(endpoint: Endpoint, id: string, clockFloor?: boolean): Promise<number> {
+  const fencing = clockFloor === undefined ? true : { clockFloor };
+  const lock = new Lock({ id, redis: clientFor(endpoint), fencing });
   await lock.acquireOrThrow({ retry: { attempts: 50, delay: 100 } });
   const token = lock.fencingToken;
   if (token === undefined) throw new Error("no fencing token");
@@ -69,13 +70,16 @@ async function fencedAcquisition(endpoint: Endpoint, id: string): Promise<number
 describe("fencing tokens across a Redis restart, with persistence (AOF)", () => {
   const stack = usePrivateStack(["--appendonly", "yes"]);
 
-  it("the counter survives the restart, and the token after it is larger", async () => {
+  it.each([
+    ["the counter alone (Upstash's default)", undefined],
+    ["the clock floor", true],
+  ])("%s: the counter survives the restart, and the token after it is larger", async (_name, clockFloor) => {
     const id = uniqueId("fencing-aof");
-    const before = await fencedAcquisition(stack().endpoint, id);
+    const before = await fencedAcquisition(stack().endpoint, id, clockFloor);
     await stack().redis.restart();
     const raw = clientFor(stack().endpoint, { automaticDeserialization: false });
     expect(await raw.get(fenceKey(id))).toBe(String(before));
-    const after = await fencedAcquisition(stack().endpoint, id);
+    const after = await fencedAcquisition(stack().endpoint, id, clockFloor);
     expect(after).toBeGreaterThan(before);
   });
 });
@@ -83,16 +87,25 @@ describe("fencing tokens across a Redis restart, with persistence (AOF)", () => 
 describe("fencing tokens across a Redis restart, without persistence", () => {
   const stack = usePrivateStack();
 
-  it("the counter is lost in the restart, and the token after it is still larger: never below Redis's clock in µs", async () => {
+  it("with the clock floor, the counter is lost in the restart, and the token after it is still larger: never below Redis's clock in µs", async () => {
     const id = uniqueId("fencing-no-persistence");
-    const before = await fencedAcquisition(stack().endpoint, id);
+    const before = await fencedAcquisition(stack().endpoint, id, true);
     await stack().redis.restart();
     const raw = clientFor(stack().endpoint, { automaticDeserialization: false });
     // Proof that this is the no-persistence case: nothing of the old counter is left.
     expect(await raw.exists(fenceKey(id))).toBe(0);
-    const after = await fencedAcquisition(stack().endpoint, id);
+    const after = await fencedAcquisition(stack().endpoint, id, true);
     expect(after).toBeGreaterThan(before);
     // The token is Redis's clock in microseconds (within a minute of this process's clock).
     expect(Math.abs(after / 1_000 - Date.now())).toBeLessThan(60_000);
+  });
+
+  it("without it, the counter alone starts over: why the clock floor exists where data is not kept", async () => {
+    const id = uniqueId("fencing-no-persistence-counter");
+    await fencedAcquisition(stack().endpoint, id, false);
+    const before = await fencedAcquisition(stack().endpoint, id, false);
+    await stack().redis.restart();
+    const after = await fencedAcquisition(stack().endpoint, id, false);
+    expect([before, after]).toEqual([2, 1]);
   });
 });

@@ -46,3 +46,92 @@ describe("0.2.1 and 0.3 on the same key", () => {
     expect(await old.getStatus()).toBe("FREE");
   });
 });
+
+describe("every input 0.2.1 accepted keeps working", () => {
+  /** Another owner holds `id` until released. */
+  async function heldElsewhere(id: string): Promise<Lock> {
+    const holder = new Lock({ id, redis, lease: 30_000 });
+    await holder.acquireOrThrow();
+    return holder;
+  }
+
+  it("retry.delay: 0 retries without sleeping, as 0.2.1 does", async () => {
+    const id = uniqueId("compat-delay-0");
+    const holder = await heldElsewhere(id);
+    const ours = new Lock({ id, redis, retry: { attempts: 5, delay: 0 } });
+    const old = new LockV02({ id, redis, retry: { attempts: 5, delay: 0 } });
+    const started = performance.now();
+    expect(await ours.acquire()).toBe(false);
+    expect(await old.acquire()).toBe(false);
+    // Ten round trips to a local server, no 100 ms steps.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const error = await ours.acquireOrThrow().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ attempts: 5 });
+    await holder.release();
+  });
+
+  it("acquire({ uuid: '' }) draws a fresh token, as 0.2.1's `if (uuid)` does", async () => {
+    const id = uniqueId("compat-empty-uuid");
+    const ours = new Lock({ id, redis });
+    expect(await ours.acquire({ uuid: "" })).toBe(true);
+    const value = await rawRedis.get<string>(id);
+    expect(value).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await ours.release()).toBe(true);
+    const old = new LockV02({ id, redis });
+    expect(await old.acquire({ uuid: "" })).toBe(true);
+    expect(await rawRedis.get<string>(id)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await old.release()).toBe(true);
+  });
+
+  it("a fractional attempts count makes as many tries as 0.2.1 (it rounds up)", async () => {
+    const id = uniqueId("compat-fraction");
+    const holder = await heldElsewhere(id);
+    const error = await new Lock({ id, redis, retry: { attempts: 2.5, delay: 1 } })
+      .acquireOrThrow()
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ attempts: 3 });
+    await holder.release();
+  });
+
+  it("attempts: Infinity waits until the lock is free, as 0.2.1 does", async () => {
+    const id = uniqueId("compat-infinity");
+    const holder = await heldElsewhere(id);
+    setTimeout(() => void holder.release(), 300);
+    const ours = new Lock({ id, redis, retry: { attempts: Number.POSITIVE_INFINITY, delay: 20 } });
+    expect(await ours.acquire()).toBe(true);
+    await ours.release();
+  });
+
+  it("extend(0) tells whether the lock is held and changes nothing, as 0.2.1 does", async () => {
+    const id = uniqueId("compat-extend-0");
+    const ours = new Lock({ id, redis, lease: 5_000 });
+    expect(await ours.acquire()).toBe(true);
+    const before = await redis.pttl(id);
+    expect(await ours.extend(0)).toBe(true);
+    const after = await redis.pttl(id);
+    expect(after).toBeLessThanOrEqual(before);
+    expect(after).toBeGreaterThan(before - 1_000);
+    expect(await ours.release()).toBe(true);
+    expect(await ours.extend(0)).toBe(false);
+    const old = new LockV02({ id, redis, lease: 5_000 });
+    expect(await old.acquire()).toBe(true);
+    expect(await old.extend(0)).toBe(true);
+    await old.release();
+  });
+
+  it("an empty id is a key like any other, as in 0.2.1", async () => {
+    // The empty key is shared by every caller that passes "": take it only briefly.
+    const ours = new Lock({ id: "", redis, lease: 2_000, retry: { attempts: 20, delay: 50 } });
+    expect(await ours.acquire()).toBe(true);
+    expect(await ours.getStatus()).toBe("ACQUIRED");
+    expect(await ours.extend(100)).toBe(true);
+    expect(await ours.release()).toBe(true);
+  });
+
+  it("a seeded uuid that is empty means no seed", async () => {
+    const id = uniqueId("compat-seed-empty");
+    const lock = new Lock({ id, redis, uuid: "" });
+    expect(await lock.getStatus()).toBe("FREE");
+    expect(await lock.release()).toBe(false);
+  });
+});

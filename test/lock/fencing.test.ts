@@ -33,12 +33,29 @@ describe("fencing tokens", () => {
     await second.release();
   });
 
-  it("keeps the counter in the lock's hash slot, with a bounded lifetime", async () => {
+  it("on Upstash, counts from 1 in a counter that never expires, in the lock's hash slot: no clock read", async () => {
     const id = uniqueId("fence-key");
     const lock = new Lock({ id, redis, fencing: true, lease: 2_000 });
-    await lock.acquireOrThrow();
+    const tokens: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      await lock.acquireOrThrow();
+      tokens.push(lock.fencingToken as number);
+      await lock.release();
+    }
+    expect(tokens).toEqual([1, 2, 3]);
     const counter = fenceKey(id);
     expect(hashSlot(counter)).toBe(hashSlot(id));
+    expect(Number(await redis.get(counter))).toBe(3);
+    expect(await redis.pttl(counter)).toBe(-1);
+    await redis.del(counter);
+  });
+
+  it("with the clock floor: tokens never below Redis's clock in µs, counter with a bounded lifetime", async () => {
+    const id = uniqueId("fence-clock");
+    const lock = new Lock({ id, redis, fencing: { clockFloor: true }, lease: 2_000 });
+    await lock.acquireOrThrow();
+    expect(Math.abs((lock.fencingToken as number) / 1_000 - Date.now())).toBeLessThan(60_000);
+    const counter = fenceKey(id);
     expect(Number(await redis.get(counter))).toBe(lock.fencingToken);
     const pttl = await redis.pttl(counter);
     expect(pttl).toBeGreaterThan(60 * 60 * 1000 - 60_000);
@@ -46,9 +63,27 @@ describe("fencing tokens", () => {
     await lock.release();
   });
 
-  it("never goes backwards when the counter key is gone: tokens follow Redis's clock", async () => {
+  it("tokens keep increasing when the clock floor is turned off after use, and back on", async () => {
+    const id = uniqueId("fence-switch");
+    const clock = new Lock({ id, redis, fencing: { clockFloor: true } });
+    const counter = new Lock({ id, redis, fencing: true });
+    const tokens: number[] = [];
+    for (const lock of [clock, counter, counter, clock, counter]) {
+      await lock.acquireOrThrow();
+      tokens.push(lock.fencingToken as number);
+      await lock.release();
+    }
+    for (const [index, token] of tokens.entries()) {
+      if (index > 0) expect(token).toBeGreaterThan(tokens[index - 1] as number);
+    }
+    // The counter-only acquire keeps the counter from then on.
+    expect(await redis.pttl(fenceKey(id))).toBe(-1);
+    await redis.del(fenceKey(id));
+  });
+
+  it("with the clock floor, never goes backwards when the counter key is gone: tokens follow Redis's clock", async () => {
     const id = uniqueId("fence-lost");
-    const lock = new Lock({ id, redis, fencing: true });
+    const lock = new Lock({ id, redis, fencing: { clockFloor: true } });
     await lock.acquireOrThrow();
     const before = lock.fencingToken as number;
     await lock.release();

@@ -20,7 +20,8 @@ describe("waiting for a held lock", () => {
     const id = uniqueId("timeout");
     const holder = new Lock({ id, redis });
     await holder.acquire();
-    const waiter = new Lock({ id, redis, retry: { delay: 50 } });
+    // Polling only: a subscribed wait replaces most polls (see test/lock/costs.test.ts).
+    const waiter = new Lock({ id, redis, retry: { delay: 50 }, wakeOnRelease: false });
     const error = await waiter.acquireOrThrow({ timeout: 400 }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LockAcquisitionError);
     expect(error).toMatchObject({ reason: "timeout" });

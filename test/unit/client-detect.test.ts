@@ -3,8 +3,9 @@ import { Cluster, Redis as IoRedis } from "ioredis";
 import { createClient, createCluster } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { detectClient } from "../../src/client/detect";
-import type { RedisClient } from "../../src/client/redis-client";
 import { assertEvalClient, scriptRunnerFor } from "../../src/client/script-runner";
+import { guessServerKind } from "../../src/client/server";
+import type { RedisClient } from "../../src/client/types";
 
 // Real client objects that never connect: detection must work on the libraries' own objects,
 // not only on fakes shaped after them. The annotations check that each one is a RedisClient.
@@ -82,6 +83,54 @@ describe("assertEvalClient", () => {
   });
 
   it("is what scriptRunnerFor throws for an unusable client", () => {
-    expect(() => scriptRunnerFor({} as RedisClient)).toThrow(/^Expected `redis` to be a Redis client/);
+    expect(() => scriptRunnerFor({} as RedisClient, false)).toThrow(/^Expected `redis` to be a Redis client/);
+  });
+});
+
+describe("guessServerKind", () => {
+  const upstashHost = "eu1-example-12345.upstash.io";
+  const lazyIoredis = (options: object) => new IoRedis({ lazyConnect: true, ...options });
+  const created: IoRedis[] = [];
+  afterAll(() => {
+    for (const client of created) client.disconnect();
+  });
+
+  it.each([
+    ["@upstash/redis", () => upstash, "upstash"],
+    ["a generic eval client", () => ({ eval: async () => 1, evalsha: async () => 1 }), "redis"],
+    ["ioredis on localhost", () => ioredis, "redis"],
+    [
+      "ioredis on an Upstash endpoint",
+      () => {
+        const client = lazyIoredis({ host: upstashHost, tls: {} });
+        created.push(client);
+        return client;
+      },
+      "upstash",
+    ],
+    [
+      "ioredis from an Upstash URL",
+      () => {
+        const client = new IoRedis(`rediss://default:secret@${upstashHost}:6379`, { lazyConnect: true });
+        created.push(client);
+        return client;
+      },
+      "upstash",
+    ],
+    ["an ioredis Cluster on localhost", () => ioredisCluster, "redis"],
+    ["node-redis on localhost", () => nodeRedis, "redis"],
+    [
+      "node-redis from an Upstash URL",
+      () => createClient({ url: `rediss://default:x@${upstashHost}:6379` }),
+      "upstash",
+    ],
+    [
+      "node-redis with an Upstash socket host",
+      () => createClient({ socket: { host: upstashHost } }),
+      "upstash",
+    ],
+    ["a host that only contains upstash.io", () => lazyIoredis({ host: "upstash.io.example.com" }), "redis"],
+  ])("%s → %s", (_name, make, kind) => {
+    expect(guessServerKind(make())).toBe(kind);
   });
 });

@@ -17,16 +17,15 @@ function settledAt(wait: Promise<void>): Promise<number> {
 describe("Doorbell", () => {
   it("waits the full time when nothing happens", async () => {
     const start = performance.now();
-    const done = settledAt(new Doorbell().wait(1_000, undefined));
+    const done = settledAt(new Doorbell().wait(1_000, undefined, 0));
     await vi.advanceTimersByTimeAsync(1_000);
     expect((await done) - start).toBe(1_000);
   });
 
   it("a release ends the wait within the spread", async () => {
     const bell = new Doorbell();
-    bell.spreadMs = 40;
     const start = performance.now();
-    const done = settledAt(bell.wait(1_000, undefined));
+    const done = settledAt(bell.wait(1_000, undefined, 40));
     await vi.advanceTimersByTimeAsync(100);
     bell.ring("released");
     await vi.advanceTimersByTimeAsync(40);
@@ -37,10 +36,9 @@ describe("Doorbell", () => {
 
   it("an announced acquisition within the spread sends the waiter back to its full wait", async () => {
     const bell = new Doorbell();
-    bell.spreadMs = 1_000_000;
     vi.spyOn(Math, "random").mockReturnValue(0.5);
     const start = performance.now();
-    const done = settledAt(bell.wait(2_000, undefined));
+    const done = settledAt(bell.wait(2_000, undefined, 1_000_000));
     bell.ring("released");
     await vi.advanceTimersByTimeAsync(10);
     bell.ring("acquired");
@@ -53,26 +51,26 @@ describe("Doorbell", () => {
     const bell = new Doorbell();
     bell.ring("released");
     const start = performance.now();
-    const first = settledAt(bell.wait(5_000, undefined));
+    const first = settledAt(bell.wait(5_000, undefined, 0));
     await vi.advanceTimersByTimeAsync(0);
     expect((await first) - start).toBe(0);
 
     bell.reset();
-    const again = settledAt(bell.wait(300, undefined));
+    const again = settledAt(bell.wait(300, undefined, 0));
     await vi.advanceTimersByTimeAsync(300);
     expect((await again) - start).toBe(300);
   });
 
-  it("ringNow ends the wait at once; abort rejects with the reason", async () => {
+  it("a broken subscription counts as a release; abort rejects with the reason", async () => {
     const bell = new Doorbell();
     const start = performance.now();
-    const done = settledAt(bell.wait(5_000, undefined));
-    bell.ringNow();
+    const done = settledAt(bell.wait(5_000, undefined, 0));
+    bell.ring("ended");
     await vi.advanceTimersByTimeAsync(0);
     expect((await done) - start).toBe(0);
 
     const controller = new AbortController();
-    const aborted = bell.wait(5_000, controller.signal);
+    const aborted = bell.wait(5_000, controller.signal, 0);
     const reason = new Error("stop");
     controller.abort(reason);
     await expect(aborted).rejects.toBe(reason);

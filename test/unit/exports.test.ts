@@ -15,6 +15,7 @@ describe("exports", () => {
     expect(Object.keys(library).sort()).toEqual(
       [
         "Debounce",
+        "InstanceTimeoutError",
         "Lock",
         "LockAcquisitionError",
         "LockError",
@@ -56,12 +57,24 @@ describe("isLockError", () => {
   it("recognises library errors by instance and by shape, and nothing else", () => {
     const error = new library.LockAcquisitionError("id", { attempts: 1, elapsedMs: 1, reason: "held" });
     expect(library.isLockError(error)).toBe(true);
+    // A copy from the package's other build (ESM next to CJS) has its own classes: matched by shape.
     const lookalike = Object.assign(new Error("x"), {
       name: "LockAcquisitionError",
       code: "LOCK_NOT_ACQUIRED",
+      lockId: "id",
     });
     expect(library.isLockError(lookalike)).toBe(true);
+    expect(library.isLockError(new library.InstanceTimeoutError("id", "acquire", 200))).toBe(true);
     expect(library.isLockError(new Error("x"))).toBe(false);
     expect(library.isLockError(new TypeError("x"))).toBe(false);
+    // Other libraries' errors that merely look alike are not the lock's.
+    const unknownCode = Object.assign(new Error("x"), {
+      name: "LockTimeout",
+      code: "ETIMEDOUT",
+      lockId: "id",
+    });
+    expect(library.isLockError(unknownCode)).toBe(false);
+    const noLockId = Object.assign(new Error("x"), { name: "LockError", code: "LOCK_LOST" });
+    expect(library.isLockError(noLockId)).toBe(false);
   });
 });

@@ -1,0 +1,251 @@
+import { backoffDelay } from "./backoff";
+import { monotonicNow } from "./clock";
+import type { AcquisitionFailureReason, InstanceFailure, LockRedisError } from "./errors";
+import type { AcquirePlan } from "./options";
+import { raceAbort, TIMED_OUT, within } from "./race";
+import type { AttemptResult, LockStore } from "./store/lock-store";
+import { Doorbell } from "./wake/doorbell";
+import { EventWatch } from "./wake/event-watch";
+
+/** How one acquisition ended. */
+export type AcquireOutcome =
+  | {
+      readonly acquired: true;
+      readonly attempts: number;
+      readonly elapsedMs: number;
+      /** Monotonic time the winning request was sent: the hold's deadline counts from it. */
+      readonly sentAt: number;
+      readonly fencingToken: number | undefined;
+    }
+  | {
+      readonly acquired: false;
+      readonly attempts: number;
+      readonly elapsedMs: number;
+      readonly reason: AcquisitionFailureReason;
+      /** Set when the last attempt could not reach Redis. */
+      readonly error?: LockRedisError | undefined;
+      /** With a quorum: instances that failed during the last attempt. */
+      readonly instances?: readonly InstanceFailure[] | undefined;
+    };
+
+/** What an acquisition needs from its lock. */
+export interface AcquisitionContext {
+  readonly store: LockStore;
+  /**
+   * Releases `token`, which a request may have taken while nobody waits for its answer any more.
+   * Resolves when done, never rejects; the lock decides whether the token is its own to drop.
+   */
+  readonly cleanUp: (token: string) => Promise<void>;
+  /** Hands work that outlives the call to the platform (see `waitUntil`). */
+  readonly background: (work: Promise<unknown>) => void;
+}
+
+/**
+ * How far ahead a waiter compares polling with subscribing, in multiples of `retry.maxDelay`, when
+ * nothing else (attempts, timeout, the holder's lease) ends its wait sooner.
+ */
+const LOOKAHEAD_IN_MAX_DELAYS = 4;
+
+/**
+ * One call of acquire: tries, waits between tries, and the decision to subscribe to the lock's
+ * announcements. Every request counts against `attempts`, a subscription included, so a wait never
+ * costs more commands than polling on the same schedule; `timeout` bounds the whole call, requests
+ * in flight included.
+ */
+export class Acquisition {
+  readonly #context: AcquisitionContext;
+  readonly #plan: AcquirePlan;
+  readonly #token: string;
+  readonly #started = monotonicNow();
+  readonly #budgetEnd: number;
+  /** Tries sent. */
+  #tries = 0;
+  /** Requests of the attempt budget spent: tries, plus the subscription if any. */
+  #spent = 0;
+  /** When the last try of the schedule falls, fixed at the first failure; Infinity without a count. */
+  #windowEnd = Number.POSITIVE_INFINITY;
+  #fastestRoundTrip = Number.POSITIVE_INFINITY;
+  #bell: Doorbell | undefined;
+  #watch: EventWatch | undefined;
+
+  constructor(context: AcquisitionContext, plan: AcquirePlan, token: string) {
+    this.#context = context;
+    this.#plan = plan;
+    this.#token = token;
+    this.#budgetEnd = plan.timeout === undefined ? Number.POSITIVE_INFINITY : this.#started + plan.timeout;
+  }
+
+  /** Runs the acquisition to its end. Rejects only with the signal's reason. */
+  async run(): Promise<AcquireOutcome> {
+    try {
+      return await this.#tryUntilDone();
+    } finally {
+      this.#watch?.close();
+    }
+  }
+
+  async #tryUntilDone(): Promise<AcquireOutcome> {
+    let previous: AttemptResult | undefined;
+    for (;;) {
+      this.#tries += 1;
+      this.#spent += 1;
+      this.#bell?.reset();
+      const sentAt = monotonicNow();
+      const result = await this.#tryOnce();
+      const now = monotonicNow();
+      if (result === TIMED_OUT) {
+        // The request in flight is abandoned (and cleaned up after if it took the lock); what is
+        // known is the try before it, which may have failed to reach Redis.
+        if (previous?.kind !== "error") return this.#failed("timeout");
+        return this.#failed("redis-error", { error: previous.error, instances: previous.error.instances });
+      }
+      previous = result;
+      if (result.kind === "acquired") {
+        return {
+          acquired: true,
+          attempts: this.#tries,
+          elapsedMs: now - this.#started,
+          sentAt,
+          fencingToken: result.fencingToken,
+        };
+      }
+      this.#fastestRoundTrip = Math.min(this.#fastestRoundTrip, now - sentAt);
+      if (this.#tries === 1) this.#windowEnd = now + this.#scheduleSpan();
+      // A try sent later than a round trip before the budget ends could not be answered in time.
+      const outOfTime = now >= this.#lastTryAt();
+      if (this.#spent >= this.#plan.attempts || outOfTime || (this.#watch && now >= this.#windowEnd)) {
+        return this.#giveUp(result, outOfTime ? "timeout" : "held");
+      }
+      if (result.kind === "held") this.#maybeSubscribe(result.pttl, now);
+      const wait = this.#nextTryAt(result, sentAt, now) - now;
+      this.#bell ??= new Doorbell();
+      try {
+        await this.#bell.wait(Math.max(0, wait), this.#plan.signal, this.#spreadMs());
+      } catch (reason) {
+        if (result.kind === "error") this.#context.background(this.#context.cleanUp(this.#token));
+        throw reason;
+      }
+    }
+  }
+
+  /**
+   * One acquire round, bounded by what is left of the timeout and abandoned if the signal aborts.
+   * An abandoned round that took (or may have taken) the lock is released in the background.
+   */
+  #tryOnce(): Promise<AttemptResult | typeof TIMED_OUT> {
+    const { store, cleanUp, background } = this.#context;
+    const plan = this.#plan;
+    const releaseIfTaken = (late: Promise<AttemptResult | typeof TIMED_OUT>) => {
+      background(
+        late.then(
+          (result) => (result === TIMED_OUT || result.kind === "held" ? undefined : cleanUp(this.#token)),
+          () => cleanUp(this.#token),
+        ),
+      );
+    };
+    const attempt = store.attempt(this.#token, plan.lease, plan.fencing);
+    const bounded = within(attempt, this.#budgetEnd - monotonicNow(), releaseIfTaken);
+    return raceAbort(bounded, plan.signal, releaseIfTaken);
+  }
+
+  /** Milliseconds from the first failure to the last try the schedule allows, at full delays. */
+  #scheduleSpan(): number {
+    const { attempts, backoff } = this.#plan;
+    if (attempts === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    let span = 0;
+    for (let attempt = 1; attempt < attempts; attempt++) span += backoffDelay(attempt, backoff, 0);
+    return span;
+  }
+
+  /**
+   * Subscribes to the lock's announcements when that costs fewer requests than polling until the
+   * wait can end anyway (the schedule's last try, the timeout, the holder's lease): the
+   * subscription, one poll to cover the moments before it was active, then a safety poll every
+   * `maxDelay` (a release by 0.2 is not announced), against a poll every `delay`.
+   */
+  #maybeSubscribe(holderPttl: number, now: number): void {
+    const plan = this.#plan;
+    if (this.#watch || !plan.wakeOnRelease || !this.#context.store.canListen) return;
+    const { maxDelay } = plan.backoff;
+    const leaseEnd = holderPttl >= 0 ? now + holderPttl + 1 : Number.POSITIVE_INFINITY;
+    const horizon = Math.min(
+      this.#windowEnd,
+      this.#budgetEnd,
+      leaseEnd,
+      now + LOOKAHEAD_IN_MAX_DELAYS * maxDelay,
+    );
+    const span = horizon - now;
+    const left = plan.attempts - this.#spent;
+    if (span <= 0 || left < 3) return;
+    const polls = Math.min(left, this.#pollsUntil(span));
+    const subscribed = 2 + Math.ceil(span / maxDelay);
+    if (subscribed > polls) return;
+    this.#bell ??= new Doorbell();
+    this.#watch = new EventWatch(this.#context.store, this.#bell);
+    this.#spent += 1;
+  }
+
+  /** How many tries polling would send within `span` ms, counting the last one at its end. */
+  #pollsUntil(span: number): number {
+    let elapsed = 0;
+    let polls = 0;
+    for (let attempt = this.#tries; elapsed < span && polls < 1_000; attempt++) {
+      elapsed += Math.max(1, backoffDelay(attempt, this.#plan.backoff, 0));
+      polls += 1;
+    }
+    return polls;
+  }
+
+  /**
+   * When to try next. Polling: after the backoff, never past the holder's lease nor the last
+   * moment a try can still be answered within the timeout.
+   * With a subscription that already covered the last try, a release would have been announced:
+   * only the holder's lease end, the schedule's last try, the timeout, or the safety poll remain.
+   */
+  #nextTryAt(result: Exclude<AttemptResult, { kind: "acquired" }>, sentAt: number, now: number): number {
+    const pttl = result.kind === "held" ? result.pttl : -1;
+    // Redis counted the pttl from some moment between the send and the reply: from the reply (plus
+    // a millisecond of rounding), the key has surely expired.
+    const leaseEnd = pttl >= 0 ? now + pttl + 1 : Number.POSITIVE_INFINITY;
+    if (this.#watch?.coveredSince(sentAt)) {
+      return Math.min(leaseEnd, sentAt + this.#plan.backoff.maxDelay, this.#windowEnd, this.#lastTryAt());
+    }
+    const wait = backoffDelay(this.#tries, this.#plan.backoff);
+    return Math.min(now + wait, leaseEnd, this.#lastTryAt());
+  }
+
+  /** The latest moment a try can be sent and still be answered before the timeout: a round trip before it. */
+  #lastTryAt(): number {
+    return this.#budgetEnd - this.#fastestRoundTrip;
+  }
+
+  /** Woken waiters spread their retries over a few round trips, so the first one's success reaches the rest. */
+  #spreadMs(): number {
+    return Math.min(4 * this.#fastestRoundTrip, this.#plan.backoff.delay);
+  }
+
+  async #giveUp(
+    last: Exclude<AttemptResult, { kind: "acquired" }>,
+    reason: AcquisitionFailureReason,
+  ): Promise<AcquireOutcome> {
+    if (last.kind === "held") return this.#failed(reason, { instances: last.failures });
+    // The last request may have run with its reply lost: do not leave the key held by a token
+    // nobody remembers. Within what is left of the timeout; past it, in the background.
+    const cleanUp = this.#context.cleanUp(this.#token);
+    await within(cleanUp, this.#budgetEnd - monotonicNow(), (late) => this.#context.background(late));
+    return this.#failed("redis-error", { error: last.error, instances: last.error.instances });
+  }
+
+  #failed(
+    reason: AcquisitionFailureReason,
+    details: { error?: LockRedisError; instances?: readonly InstanceFailure[] | undefined } = {},
+  ): AcquireOutcome {
+    return {
+      acquired: false,
+      attempts: this.#tries,
+      elapsedMs: monotonicNow() - this.#started,
+      reason,
+      ...details,
+    };
+  }
+}

@@ -1,0 +1,45 @@
+// The contract between a waiting acquisition and the announcements of its lock. Types only, so the
+// feeds and the code that picks one import them without import cycles.
+
+/** What a lock's event channel carries. */
+export type LockEvent = "released" | "acquired";
+
+/**
+ * What a listener hears: a lock event, or "ended" when the subscription broke (a stream or
+ * connection lost) and no more events will come; the listener then goes back to polling.
+ */
+export type FeedEvent = LockEvent | "ended";
+
+/** Stops listening; never rejects. */
+export type StopListening = () => void;
+
+/**
+ * Lock event announcements on one client. `listen` resolves once the subscription is active (so no
+ * event after that moment is missed), or with undefined when it could not be set up or `signal`
+ * aborted first; the waiter then simply keeps polling.
+ */
+export interface EventFeed {
+  listen(
+    channel: string,
+    onEvent: (event: FeedEvent) => void,
+    signal: AbortSignal,
+  ): Promise<StopListening | undefined>;
+}
+
+/** Receives one channel's messages, and hears once if the subscription breaks. */
+export interface ChannelListener {
+  message(message: unknown): void;
+  ended(): void;
+}
+
+/**
+ * Subscribes to one channel on a client; resolves with the way to unsubscribe once the server
+ * confirmed the subscription, rejects if it could not be set up. `signal` aborts when nobody waits
+ * for the subscription any more: a setup that hangs (a connection that never opens) must then let go
+ * of what it holds; it may still settle later.
+ */
+export type SubscribeChannel = (
+  channel: string,
+  listener: ChannelListener,
+  signal: AbortSignal,
+) => Promise<StopListening>;

@@ -1,0 +1,148 @@
+// What each operation costs on Upstash's bill, where every command is billed: each command of a
+// pipeline, and each SUBSCRIBE (one per server-sent-events stream). Counted at the proxy, against
+// 0.2.1 doing the same thing in the same test.
+
+import { Lock as LockV02 } from "@upstash/lock-0.2.1";
+import { Redis } from "@upstash/redis";
+import { describe, expect, it } from "vitest";
+import { Lock } from "../../src/index";
+import { usePrivateStack } from "../stack/helpers/private-stack";
+import { uniqueId } from "../support/redis";
+
+// A stack of its own: the counts must not include other test files' traffic.
+const stack = usePrivateStack();
+
+function client(): Redis {
+  return new Redis({ url: stack().url, token: stack().token, retry: false, enableTelemetry: false });
+}
+
+/** Commands Upstash would bill while `action` runs: the commands the proxy ran plus subscriptions opened. */
+async function billed(action: () => Promise<unknown>): Promise<number> {
+  const stats = stack().proxy.stats;
+  const before = stats.commands + stats.subscriptions;
+  await action();
+  // A subscription stream closes a moment after the wait ends; counts are taken when it opens.
+  return stats.commands + stats.subscriptions - before;
+}
+
+/**
+ * Another owner holds `id` for `ms` milliseconds, then releases it. Resolves once it holds; the
+ * returned function resolves once it released (wrapped, so that awaiting this does not wait for it).
+ */
+async function holdFor(id: string, ms: number): Promise<() => Promise<void>> {
+  const holder = new Lock({ id, redis: client(), lease: 30_000 });
+  await holder.acquireOrThrow();
+  const released = new Promise<void>((resolve) => {
+    setTimeout(() => void holder.release().then(() => resolve()), ms);
+  });
+  return () => released;
+}
+
+describe("commands per operation, against 0.2.1", () => {
+  it("uncontended acquire, extend, getStatus and release: one command each, like 0.2.1", async () => {
+    const ours = new Lock({ id: uniqueId("cost"), redis: client() });
+    const old = new LockV02({ id: uniqueId("cost-0.2"), redis: client() });
+    const counts: Record<string, [number, number]> = {};
+    counts.acquire = [await billed(() => ours.acquire()), await billed(() => old.acquire())];
+    counts.extend = [await billed(() => ours.extend(1_000)), await billed(() => old.extend(1_000))];
+    counts.getStatus = [await billed(() => ours.getStatus()), await billed(() => old.getStatus())];
+    counts.release = [await billed(() => ours.release()), await billed(() => old.release())];
+    expect(counts).toEqual({ acquire: [1, 1], extend: [1, 1], getStatus: [1, 1], release: [1, 1] });
+  });
+
+  it("a contended acquire that fails with the defaults: 3 commands and no subscription, like 0.2.1", async () => {
+    const id = uniqueId("cost-fail");
+    const released = await holdFor(id, 2_000);
+    const subscriptionsBefore = stack().proxy.stats.subscriptions;
+    expect(
+      await billed(async () => expect(await new Lock({ id, redis: client() }).acquire()).toBe(false)),
+    ).toBe(3);
+    expect(
+      await billed(async () => expect(await new LockV02({ id, redis: client() }).acquire()).toBe(false)),
+    ).toBe(3);
+    expect(stack().proxy.stats.subscriptions).toBe(subscriptionsBefore);
+    await released();
+  });
+
+  it("a contended acquire that wins with the defaults costs no more than 0.2.1's", async () => {
+    // The holder releases as soon as the contender's first try reached the proxy; both win on their
+    // second try, 100 ms later. Each count includes the holder's release, inside the window.
+    const costOfWinning = async (acquire: (id: string) => Promise<boolean>) => {
+      const id = uniqueId("cost-win");
+      const holder = new Lock({ id, redis: client(), lease: 30_000 });
+      await holder.acquireOrThrow();
+      const stats = stack().proxy.stats;
+      const before = stats.commands;
+      const releasing = (async () => {
+        while (stats.commands === before) await new Promise((resolve) => setTimeout(resolve, 2));
+        await holder.release();
+      })();
+      const cost = await billed(async () => expect(await acquire(id)).toBe(true));
+      await releasing;
+      return cost;
+    };
+    const ours = await costOfWinning((id) => new Lock({ id, redis: client() }).acquire());
+    const old = await costOfWinning((id) => new LockV02({ id, redis: client() }).acquire());
+    expect(ours).toBe(3);
+    expect(ours).toBeLessThanOrEqual(old);
+  });
+});
+
+describe("retry.attempts bounds the commands of a wait, a subscription included", () => {
+  it.each([1, 2, 3, 4, 6, 10])(
+    "attempts %i → at most that many commands against a lock held throughout",
+    async (attempts) => {
+      const id = uniqueId("cost-attempts");
+      // Held past the last try (at most 900 ms in), released after the count is taken.
+      const released = await holdFor(id, 1_500);
+      const lock = new Lock({ id, redis: client(), retry: { attempts, delay: 100 } });
+      const cost = await billed(async () => expect(await lock.acquire()).toBe(false));
+      expect(cost).toBeLessThanOrEqual(attempts);
+      expect(cost).toBeGreaterThanOrEqual(Math.min(attempts, 2));
+      await released();
+    },
+  );
+});
+
+describe("a long wait subscribes, and costs less than polling", () => {
+  it("20 attempts 100 ms apart, released after 1 s: a handful of commands against 0.2.1's 11, and a prompt take-over", async () => {
+    const ours = uniqueId("cost-long");
+    const old = uniqueId("cost-long-0.2");
+    const subscriptionsBefore = stack().proxy.stats.subscriptions;
+    const oursReleased = await holdFor(ours, 1_000);
+    const started = performance.now();
+    const oursCost = await billed(async () =>
+      expect(
+        await new Lock({ id: ours, redis: client(), retry: { attempts: 20, delay: 100 } }).acquire(),
+      ).toBe(true),
+    );
+    const oursTook = performance.now() - started;
+    await oursReleased();
+    expect(stack().proxy.stats.subscriptions - subscriptionsBefore).toBe(1);
+
+    const oldReleased = await holdFor(old, 1_000);
+    const oldCost = await billed(async () =>
+      expect(
+        await new LockV02({ id: old, redis: client(), retry: { attempts: 20, delay: 100 } }).acquire(),
+      ).toBe(true),
+    );
+    await oldReleased();
+    // Ours: the try, the subscription, one poll covering the moment before it was active, a safety
+    // poll, and the try the release announcement triggers.
+    expect(oursCost).toBeLessThanOrEqual(5);
+    expect(oldCost).toBeGreaterThanOrEqual(10);
+    // Woken by the announcement: while subscribed, the next poll would come a second later.
+    expect(oursTook).toBeLessThan(1_000 + 500);
+  });
+
+  it("a timeout-only wait polls every maxDelay while subscribed instead of every delay", async () => {
+    const id = uniqueId("cost-timeout");
+    const released = await holdFor(id, 2_500);
+    const lock = new Lock({ id, redis: client(), retry: { delay: 50, maxDelay: 500 } });
+    const cost = await billed(async () => expect(await lock.acquire({ timeout: 2_000 })).toBe(false));
+    // Polling would send 40 tries; subscribed: the subscription, about 2000 / 500 safety polls, and a
+    // couple more around the start and the end.
+    expect(cost).toBeLessThanOrEqual(10);
+    await released();
+  });
+});

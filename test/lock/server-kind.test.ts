@@ -1,0 +1,132 @@
+// On Upstash every script carries the allow-key-locking flag, so a lock operation locks only the
+// lock's own keys instead of the whole database; elsewhere scripts are plain, and a server that
+// refuses the flag never breaks a lock.
+import { Redis } from "@upstash/redis";
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Debounce, Lock } from "../../src/index";
+import { takeIfFreeOrOwned } from "../../src/scripts/acquire";
+import { allScripts } from "../../src/scripts/all";
+import { deleteIfOwned } from "../../src/scripts/release";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { usePrivateStack } from "../stack/helpers/private-stack";
+import { uniqueId } from "../support/redis";
+
+/**
+ * Runs every script a lock sends: acquire without fencing, then with the lock's fencing, extend,
+ * status, a renewal or two, and release.
+ */
+async function cycle(lock: Lock): Promise<void> {
+  expect(await lock.acquire({ fencing: false })).toBe(true);
+  expect(await lock.release()).toBe(true);
+  expect(await lock.acquire({ fencing: true, autoExtend: { interval: 20 }, lease: 200 })).toBe(true);
+  expect(await lock.extend(100)).toBe(true);
+  expect(await lock.getStatus()).toBe("ACQUIRED");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(lock.signal.aborted).toBe(false);
+  expect(await lock.release()).toBe(true);
+}
+
+describe("through @upstash/redis, against the proxy's emulation of Upstash", () => {
+  const stack = usePrivateStack();
+  const client = (overrides: Partial<ConstructorParameters<typeof Redis>[0]> = {}) =>
+    new Redis({ url: stack().url, token: stack().token, retry: false, enableTelemetry: false, ...overrides });
+
+  it("sends every script key-locked, and each one passes the check that it touches only keys in KEYS", async () => {
+    const redis = client();
+    await redis.scriptFlush();
+    await cycle(new Lock({ id: uniqueId("flagged"), redis }));
+    await cycle(new Lock({ id: uniqueId("flagged"), redis, fencing: { clockFloor: true } }));
+    const debounce = new Debounce({ id: uniqueId("flagged-debounce"), redis, wait: 10, callback: () => {} });
+    expect(await debounce.call()).toBe(true);
+    // Every script ran in its key-locked form, none in its plain one (the proxy answers SCRIPT
+    // EXISTS by the SHA-1 the client computed, shebang included).
+    expect(await redis.scriptExists(...allScripts.map((script) => script.keyLocked.sha1))).toEqual(
+      allScripts.map(() => 1),
+    );
+    expect(await redis.scriptExists(...allScripts.map((script) => script.sha1))).toEqual(
+      allScripts.map(() => 0),
+    );
+  });
+
+  it("server: 'redis' sends plain scripts through the same client", async () => {
+    const redis = client();
+    await redis.scriptFlush();
+    await cycle(new Lock({ id: uniqueId("plain"), redis, server: "redis" }));
+    const sent = [takeIfFreeOrOwned, deleteIfOwned];
+    expect(await redis.scriptExists(...sent.map((script) => script.sha1))).toEqual([1, 1]);
+    expect(await redis.scriptExists(...sent.map((script) => script.keyLocked.sha1))).toEqual([0, 0]);
+  });
+
+  it("the emulation would refuse a script that touched a key outside KEYS", async () => {
+    const redis = client();
+    const rogue = `#!lua flags=allow-key-locking\nreturn redis.call("GET", KEYS[1] .. ":other")`;
+    await expect(redis.eval(rogue, [uniqueId("rogue")], [])).rejects.toThrow(/not declared in KEYS/);
+  });
+});
+
+describe("through @upstash/redis, against a server that refuses the flag", () => {
+  // Like serverless-redis-http in front of Redis 7: scripts reach Redis untouched, and Redis
+  // answers "ERR Unexpected flag in script shebang".
+  const stack = usePrivateStack({ scriptFlags: "forward" });
+
+  it("falls back to plain scripts after one extra request, once per client, and the lock works", async () => {
+    const redis = new Redis({ url: stack().url, token: stack().token, retry: false, enableTelemetry: false });
+    const stats = stack().proxy.stats;
+    const lock = new Lock({ id: uniqueId("refused"), redis });
+    let before = stats.requests;
+    expect(await lock.acquire()).toBe(true);
+    expect(stats.requests - before).toBe(2);
+    before = stats.requests;
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.release()).toBe(true);
+    // Each further script goes plain at once (its first use sends its text, one request each).
+    expect(stats.requests - before).toBe(2);
+    const other = new Lock({ id: uniqueId("refused-other"), redis });
+    before = stats.requests;
+    expect(await other.acquire()).toBe(true);
+    expect(await other.release()).toBe(true);
+    expect(stats.requests - before).toBe(2);
+  });
+});
+
+describe("through ioredis", () => {
+  let server: RedisServerHandle;
+  const clients: IoRedis[] = [];
+  const connect = () => {
+    const client = new IoRedis(server.port, "127.0.0.1");
+    clients.push(client);
+    return client;
+  };
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.quit()));
+    await server.stop();
+  });
+
+  it("on plain Redis sends plain scripts by default", async () => {
+    const redis = connect();
+    await cycle(new Lock({ id: uniqueId("io-plain"), redis }));
+    const [plain, keyLocked] = (await redis.script(
+      "EXISTS",
+      takeIfFreeOrOwned.sha1,
+      takeIfFreeOrOwned.keyLocked.sha1,
+    )) as number[];
+    expect([plain, keyLocked]).toEqual([1, 0]);
+  });
+
+  it("told the server is Upstash while it is plain Redis: Redis refuses the flag once, and the lock works", async () => {
+    const redis = connect();
+    const errors: unknown[] = [];
+    redis.on("error", (error) => errors.push(error));
+    const lock = new Lock({ id: uniqueId("io-upstash"), redis, server: "upstash" });
+    await cycle(lock);
+    await cycle(lock);
+    expect(errors).toEqual([]);
+    const info = (await redis.info("commandstats")) as string;
+    const errorsOfEval = /cmdstat_eval:.*failed_calls=(\d+)/.exec(info)?.[1];
+    expect(Number(errorsOfEval)).toBe(1);
+  });
+});
