@@ -54,7 +54,8 @@ async function measure(label: string, makeClient: () => Client, close: (client: 
   return rows;
 }
 
-const stack = await startLocalStack();
+// Key-locked scripts without the proxy's Lua key check, as in bench/environment.ts.
+const stack = await startLocalStack({ scriptFlags: "accept" });
 try {
   const http = await measure(
     "HTTP (@upstash/redis)",

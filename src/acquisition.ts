@@ -4,7 +4,7 @@ import type { AcquisitionFailureReason, InstanceFailure, LockRedisError } from "
 import type { AcquirePlan } from "./options";
 import { raceAbort, TIMED_OUT, within } from "./race";
 import type { AttemptResult, LockStore } from "./store/lock-store";
-import { Doorbell } from "./wake/doorbell";
+import { Doorbell, type RetryWindow } from "./wake/doorbell";
 import { EventWatch } from "./wake/event-watch";
 
 /** How one acquisition ended. */
@@ -38,7 +38,23 @@ export interface AcquisitionContext {
   readonly cleanUp: (token: string) => Promise<void>;
   /** Hands work that outlives the call to the platform (see `waitUntil`). */
   readonly background: (work: Promise<unknown>) => void;
+  /**
+   * Shared by the lock's acquisitions: until when (monotonic ms) waits should not subscribe, set
+   * when a wait found the lock changing hands faster than it polls.
+   */
+  readonly busy: { until: number };
 }
+
+/** After a wait found the lock busy, later waits poll without subscribing for this many `maxDelay`s. */
+const BUSY_MEMORY_IN_MAX_DELAYS = 10;
+
+/**
+ * A wait subscribes only once this many tries in a row found the same holder: a lock that one
+ * holder keeps across polls is likely to stay held a while, which is where a subscription saves
+ * polls. A lock that changes hands between polls is found free by polling as well, and there each
+ * announcement (one per release and per acquisition) would wake every waiter for nothing.
+ */
+const SUBSCRIBE_AFTER_SAME_HOLDER = 3;
 
 /**
  * How far ahead a waiter compares polling with subscribing, in multiples of `retry.maxDelay`, when
@@ -67,6 +83,11 @@ export class Acquisition {
   #fastestRoundTrip = Number.POSITIVE_INFINITY;
   #bell: Doorbell | undefined;
   #watch: EventWatch | undefined;
+  /** Set once a subscription was dropped: this wait does not subscribe again. */
+  #dropped = false;
+  /** The fingerprint of the holder the last try found, and how many tries in a row found it. */
+  #holder: number | undefined;
+  #sameHolder = 0;
 
   constructor(context: AcquisitionContext, plan: AcquirePlan, token: string) {
     this.#context = context;
@@ -116,11 +137,15 @@ export class Acquisition {
       if (this.#spent >= this.#plan.attempts || outOfTime || (this.#watch && now >= this.#windowEnd)) {
         return this.#giveUp(result, outOfTime ? "timeout" : "held");
       }
-      if (result.kind === "held") this.#maybeSubscribe(result.pttl, now);
+      this.#dropSubscriptionIfBusy(now);
+      if (result.kind === "held") {
+        this.#noteHolder(result.holder);
+        this.#maybeSubscribe(result.pttl, now);
+      }
       const wait = this.#nextTryAt(result, sentAt, now) - now;
       this.#bell ??= new Doorbell();
       try {
-        await this.#bell.wait(Math.max(0, wait), this.#plan.signal, this.#spreadMs());
+        await this.#bell.wait(Math.max(0, wait), this.#plan.signal, this.#retryWindow());
       } catch (reason) {
         if (result.kind === "error") this.#context.background(this.#context.cleanUp(this.#token));
         throw reason;
@@ -148,6 +173,12 @@ export class Acquisition {
     return raceAbort(bounded, plan.signal, releaseIfTaken);
   }
 
+  /** Counts the tries in a row that found the same holder (an unknown holder breaks the run). */
+  #noteHolder(holder: number | undefined): void {
+    this.#sameHolder = holder !== undefined && holder === this.#holder ? this.#sameHolder + 1 : 1;
+    this.#holder = holder;
+  }
+
   /** Milliseconds from the first failure to the last try the schedule allows, at full delays. */
   #scheduleSpan(): number {
     const { attempts, backoff } = this.#plan;
@@ -158,14 +189,15 @@ export class Acquisition {
   }
 
   /**
-   * Subscribes to the lock's announcements when that costs fewer requests than polling until the
-   * wait can end anyway (the schedule's last try, the timeout, the holder's lease): the
+   * Subscribes to the lock's announcements, once the same holder kept the lock for a few tries,
+   * when that costs fewer requests than polling until the wait can end anyway (the schedule's last try, the timeout, the holder's lease): the
    * subscription, one poll to cover the moments before it was active, then a safety poll every
    * `maxDelay` (a release by 0.2 is not announced), against a poll every `delay`.
    */
   #maybeSubscribe(holderPttl: number, now: number): void {
     const plan = this.#plan;
-    if (this.#watch || !plan.wakeOnRelease || !this.#context.store.canListen) return;
+    if (this.#sameHolder < SUBSCRIBE_AFTER_SAME_HOLDER || now < this.#context.busy.until) return;
+    if (this.#watch || this.#dropped || !plan.wakeOnRelease || !this.#context.store.canListen) return;
     const { maxDelay } = plan.backoff;
     const leaseEnd = holderPttl >= 0 ? now + holderPttl + 1 : Number.POSITIVE_INFINITY;
     const horizon = Math.min(
@@ -183,6 +215,21 @@ export class Acquisition {
     this.#bell ??= new Doorbell();
     this.#watch = new EventWatch(this.#context.store, this.#bell);
     this.#spent += 1;
+  }
+
+  /**
+   * Ends the subscription when releases come faster than polls: on a lock that busy, polling finds
+   * it free as often, and each announcement wakes every waiter for nothing. The lock's next waits
+   * then poll too, for a while.
+   */
+  #dropSubscriptionIfBusy(now: number): void {
+    const watch = this.#watch;
+    const { delay, maxDelay } = this.#plan.backoff;
+    if (!watch?.releasesOutpace(Math.max(1, delay), now)) return;
+    watch.close();
+    this.#watch = undefined;
+    this.#dropped = true;
+    this.#context.busy.until = now + BUSY_MEMORY_IN_MAX_DELAYS * maxDelay;
   }
 
   /** How many tries polling would send within `span` ms, counting the last one at its end. */
@@ -219,9 +266,14 @@ export class Acquisition {
     return this.#budgetEnd - this.#fastestRoundTrip;
   }
 
-  /** Woken waiters spread their retries over a few round trips, so the first one's success reaches the rest. */
-  #spreadMs(): number {
-    return Math.min(4 * this.#fastestRoundTrip, this.#plan.backoff.delay);
+  /**
+   * When a woken waiter retries: from one round trip after the release (time for a holder that
+   * takes the lock straight back to announce it) over three more, so the first retry's success
+   * reaches the rest before they send theirs. Never longer than the poll delay.
+   */
+  #retryWindow(): RetryWindow {
+    const roundTrip = Math.min(this.#fastestRoundTrip, this.#plan.backoff.delay);
+    return { after: roundTrip, spread: Math.min(3 * roundTrip, this.#plan.backoff.delay) };
   }
 
   async #giveUp(

@@ -45,6 +45,8 @@ export class Lock implements AsyncDisposable {
   #plainPlan: AcquirePlan | undefined;
   /** Background work still running (releases of abandoned attempts), for `pending`. */
   readonly #running = new Set<Promise<unknown>>();
+  /** Until when waits poll without subscribing: the lock was found changing hands faster than polls. */
+  readonly #busy = { until: 0 };
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
@@ -272,6 +274,7 @@ export class Lock implements AsyncDisposable {
         store: this.#store,
         cleanUp: (taken) => this.#cleanUp(taken),
         background: (work) => this.#background(work),
+        busy: this.#busy,
       },
       plan,
       token,

@@ -4,7 +4,7 @@ import { SCRIPT_FLAGS_MODES, type ScriptFlagsMode } from "./proxy/scripts/script
 
 /**
  * `npm run local-upstash [-- --port N] [--redis-url redis://...] [--token T] [--host H]
- *   [--script-flags emulate|forward]`
+ *   [--script-flags emulate|accept|forward]`
  *
  * Prints exactly two lines to stdout, ready for `eval` or a `.env` file:
  *   UPSTASH_REDIS_REST_URL=http://127.0.0.1:PORT
@@ -13,7 +13,7 @@ import { SCRIPT_FLAGS_MODES, type ScriptFlagsMode } from "./proxy/scripts/script
  */
 
 const USAGE =
-  "usage: local-upstash [--port N] [--redis-url redis://host:port] [--token T] [--host H] [--script-flags emulate|forward]";
+  "usage: local-upstash [--port N] [--redis-url redis://host:port] [--token T] [--host H] [--script-flags emulate|accept|forward]";
 
 /** Thrown for bad command-line arguments; exits 2 with the usage line. */
 class UsageError extends Error {}
@@ -41,7 +41,7 @@ function parseCliOptions(argv: string[]): LocalStackOptions {
     throw new UsageError(`--port must be a port number, got ${JSON.stringify(port)}`);
   }
   if (scriptFlags !== undefined && !isScriptFlagsMode(scriptFlags)) {
-    throw new UsageError(`--script-flags must be emulate or forward, got ${JSON.stringify(scriptFlags)}`);
+    throw new UsageError(`--script-flags must be emulate, accept or forward, got ${JSON.stringify(scriptFlags)}`);
   }
   return {
     ...(typeof port === "string" ? { port: Number(port) } : {}),

@@ -27,8 +27,9 @@ export interface LocalStackOptions {
    */
   readonly maxBodyBytes?: number;
   /**
-   * How the proxy treats Upstash's `allow-key-locking` script flag: `"emulate"` it, or `"forward"` scripts
-   * untouched so Redis rejects the flag (see `ProxyOptions.scriptFlags`).
+   * How the proxy treats Upstash's `allow-key-locking` script flag: `"emulate"` it, `"accept"` it without
+   * checking keys (for benchmarks), or `"forward"` scripts untouched so Redis rejects the flag (see
+   * `ProxyOptions.scriptFlags`).
    * @default "emulate"
    */
   readonly scriptFlags?: ScriptFlagsMode;

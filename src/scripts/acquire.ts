@@ -13,21 +13,23 @@ import { defineScript } from "./script";
  * KEYS[1]  lock key
  * ARGV[1]  token
  * ARGV[2]  lease, in milliseconds
- * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds
- *          it, pttl being its remaining lease in milliseconds (-1 when that key has no expiry).
+ * Returns  {1} when this token holds the lock after the call; {0, pttl, holder} when another token
+ *          holds it, pttl being its remaining lease in milliseconds (-1 when that key has no expiry)
+ *          and holder the first 32 bits of the SHA-1 of its token: a fingerprint that tells a waiter
+ *          whether the same holder kept the lock between two of its tries, and reveals nothing else.
  */
 export const takeIfFreeOrOwned = defineScript({
   name: "acquire",
   source: `local holder = redis.call("GET", KEYS[1])
 if holder ~= false and holder ~= ARGV[1] then
-  return {0, redis.call("PTTL", KEYS[1])}
+  return {0, redis.call("PTTL", KEYS[1]), tonumber(string.sub(redis.sha1hex(holder), 1, 8), 16)}
 end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
 return {1}
 `,
-  sha1: "60792b97522be5cf02f0ee16be84d49f2872af21",
-  keyLockedSha1: "4358544e87755695caa69da9b4b7b8f371019a4b",
+  sha1: "73b977467510381aca0b4a2b35c72d4a00bf1731",
+  keyLockedSha1: "127c27a1583fba4fa0e23f1dcbd25f3abbbf8817",
 });
 
 /**
@@ -38,13 +40,13 @@ return {1}
  * KEYS[2]  fencing counter key (same slot as KEYS[1])
  * ARGV[1]  token
  * ARGV[2]  lease, in milliseconds
- * Returns  {1, fencing token} when this token holds the lock after the call; {0, pttl} as above.
+ * Returns  {1, fencing token} when this token holds the lock after the call; {0, pttl, holder} as above.
  */
 export const takeWithCountedFence = defineScript({
   name: "acquire",
   source: `local holder = redis.call("GET", KEYS[1])
 if holder ~= false and holder ~= ARGV[1] then
-  return {0, redis.call("PTTL", KEYS[1])}
+  return {0, redis.call("PTTL", KEYS[1]), tonumber(string.sub(redis.sha1hex(holder), 1, 8), 16)}
 end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
@@ -52,8 +54,8 @@ local fence = redis.call("INCR", KEYS[2])
 redis.call("PERSIST", KEYS[2])
 return {1, fence}
 `,
-  sha1: "ce0214ec85568afcaa395247c416dc141718e68e",
-  keyLockedSha1: "c61b30a107f5d4f9e395ae2066df740853a69f8d",
+  sha1: "e4c03d0e52f2020a4117fbb035b52ccdb9bc6356",
+  keyLockedSha1: "0c8f91250fd2258e54baf0d288816d9ccb0ca263",
 });
 
 /**
@@ -67,13 +69,13 @@ return {1, fence}
  * ARGV[1]  token
  * ARGV[2]  lease, in milliseconds
  * ARGV[3]  fencing counter lifetime, in milliseconds
- * Returns  {1, fencing token} when this token holds the lock after the call; {0, pttl} as above.
+ * Returns  {1, fencing token} when this token holds the lock after the call; {0, pttl, holder} as above.
  */
 export const takeWithClockFence = defineScript({
   name: "acquire",
   source: `local holder = redis.call("GET", KEYS[1])
 if holder ~= false and holder ~= ARGV[1] then
-  return {0, redis.call("PTTL", KEYS[1])}
+  return {0, redis.call("PTTL", KEYS[1]), tonumber(string.sub(redis.sha1hex(holder), 1, 8), 16)}
 end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
@@ -83,6 +85,6 @@ local fence = math.max(tonumber(redis.call("GET", KEYS[2]) or "0") + 1, now)
 redis.call("SET", KEYS[2], string.format("%.0f", fence), "PX", ARGV[3])
 return {1, fence}
 `,
-  sha1: "9cde836d9a29dbf25dcb432be36bea7768bb8538",
-  keyLockedSha1: "1c7d9d010c041a60e03cc7673302a81fd84b64a3",
+  sha1: "e56c2bf20516a39de9a963e4e5ef6561b6dce1d1",
+  keyLockedSha1: "8132fee19f3d04422c87c59cd5b7dc5f8ef1860a",
 });

@@ -7,9 +7,15 @@ export type AttemptResult =
   | { readonly kind: "acquired"; readonly fencingToken: number | undefined }
   /**
    * Another token holds the key; `pttl` is the longest to wait before the next attempt (ms, -1
-   * when unknown). With a quorum, `failures` lists instances that could not be asked.
+   * when unknown), `holder` a fingerprint of that token when known (equal fingerprints: most likely
+   * the same holder). With a quorum, `failures` lists instances that could not be asked.
    */
-  | { readonly kind: "held"; readonly pttl: number; readonly failures?: readonly InstanceFailure[] }
+  | {
+      readonly kind: "held";
+      readonly pttl: number;
+      readonly holder?: number | undefined;
+      readonly failures?: readonly InstanceFailure[];
+    }
   | { readonly kind: "error"; readonly error: LockRedisError };
 
 /**

@@ -76,10 +76,14 @@ export class QuorumStore implements LockStore {
         error: LockRedisError.fromInstances(this.#lockId, "acquire", failures, this.#instances.length),
       };
     }
-    const waits = answers.flatMap((answer) =>
-      answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
+    const refusals = answers.flatMap((answer) =>
+      answer?.ok && answer.value.kind === "held" ? [answer.value] : [],
     );
-    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures };
+    const waits = refusals.flatMap((refusal) => (refusal.pttl >= 0 ? [refusal.pttl] : []));
+    // One holder everywhere it was seen, or none known.
+    const holders = new Set(refusals.map((refusal) => refusal.holder));
+    const holder = holders.size === 1 ? [...holders][0] : undefined;
+    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, holder, failures };
   }
 
   async release(token: string, lease: number): Promise<boolean> {

@@ -46,9 +46,9 @@ export class SingleStore implements LockStore {
   async attempt(token: string, lease: number, fencing: FencingPlan): Promise<AttemptResult> {
     const { script, keys, args } = this.#acquireCall(token, lease, fencing);
     try {
-      const [held = 0, detail = -2] = replyIntegers(await this.#run("acquire", script, keys, args));
+      const [held = 0, detail = -2, holder] = replyIntegers(await this.#run("acquire", script, keys, args));
       if (held === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined };
-      return { kind: "held", pttl: detail };
+      return { kind: "held", pttl: detail, holder };
     } catch (error) {
       if (error instanceof LockRedisError) return { kind: "error", error };
       throw error;

@@ -3,14 +3,22 @@ import type { FeedEvent } from "./feed-types";
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** When, after a release, a woken waiter retries: a random moment in `[after, after + spread]` ms. */
+export interface RetryWindow {
+  readonly after: number;
+  readonly spread: number;
+}
+
 /**
  * Lets lock events cut a waiting acquisition's wait short, without a stampede.
  *
- * A release ends the wait after a random delay within the wait's spread, so that of all the
- * waiters it wakes, one retries first; its success is announced ("acquired"), and the others, still
- * within their delay, stand down and go back to their normal wait instead of each sending a doomed
- * try. A broken subscription ("ended") counts as a release: retrying is the safe guess. An event
- * that arrives while no one waits (an attempt is in flight) is remembered for the next wait.
+ * A release ends the wait at a random moment of the retry window, so that of all the waiters it
+ * wakes, one retries first; its success is announced ("acquired"), and the others, still within
+ * their delay, stand down and go back to their normal wait instead of each sending a doomed try.
+ * The window opens a round trip after the release, so that a releasing holder that takes the lock
+ * straight back (a worker in a loop) is announced before anyone retries. A broken subscription
+ * ("ended") counts as a release: retrying is the safe guess. An event that arrives while no one
+ * waits (an attempt is in flight) is remembered for the next wait.
  */
 export class Doorbell {
   #released = false;
@@ -29,9 +37,9 @@ export class Doorbell {
 
   /**
    * Waits `ms`, or less after a release; rejects with `signal.reason` on abort.
-   * @param spreadMs how widely woken waiters spread their retries: a few round trips.
+   * @param retry when to retry after a release: a few round trips.
    */
-  wait(ms: number, signal: AbortSignal | undefined, spreadMs: number): Promise<void> {
+  wait(ms: number, signal: AbortSignal | undefined, retry: RetryWindow): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const deadline = monotonicNow() + ms;
     return new Promise<void>((resolve, reject) => {
@@ -61,7 +69,7 @@ export class Doorbell {
           Math.min(remaining, MAX_TIMER_MS),
         );
       };
-      const soon = () => Math.min(deadline, monotonicNow() + Math.random() * spreadMs);
+      const soon = () => Math.min(deadline, monotonicNow() + retry.after + Math.random() * retry.spread);
       this.#onEvent = (event) => wakeAt(event === "acquired" ? deadline : soon());
       signal?.addEventListener("abort", onAbort, { once: true });
       wakeAt(this.#released ? soon() : deadline);

@@ -15,10 +15,13 @@ export class EventWatch {
   readonly #setup = new AbortController();
   /** Monotonic time the subscription became active; undefined while pending, after a failure or a break. */
   #activeSince: number | undefined;
+  /** Releases announced since the subscription became active. */
+  #releases = 0;
 
   constructor(store: LockStore, bell: Doorbell) {
     const onEvent: Parameters<LockStore["listenForEvents"]>[0] = (event) => {
       if (event === "ended") this.#activeSince = undefined;
+      if (event === "released" && this.#activeSince !== undefined) this.#releases += 1;
       bell.ring(event);
     };
     store.listenForEvents(onEvent, this.#setup.signal).then(
@@ -34,6 +37,16 @@ export class EventWatch {
         // Subscribing failed: the waiter keeps polling.
       },
     );
+  }
+
+  /**
+   * Whether releases came more often than once per `interval` ms since the subscription became
+   * active (one extra allowed, so a single early release does not count): a lock that changes hands
+   * that often is found free by polling as well, and its announcements cost more than they save.
+   */
+  releasesOutpace(interval: number, now: number): boolean {
+    if (this.#activeSince === undefined) return false;
+    return this.#releases > 1 + (now - this.#activeSince) / interval;
   }
 
   /** Whether the subscription was active at monotonic time `at` and still is. */

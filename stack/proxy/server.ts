@@ -52,7 +52,8 @@ export interface ProxyOptions {
   /**
    * What to do with Upstash's `#!lua flags=allow-key-locking`, which Redis rejects: `"emulate"` takes the
    * flag out before Redis sees the script, keeps EVALSHA working by the SHA-1 of the text the client sent,
-   * and refuses undeclared keys and database-wide commands in the script, as Upstash does; `"forward"`
+   * and refuses undeclared keys and database-wide commands in the script, as Upstash does; `"accept"` does
+   * the same without the key check, whose Lua guard slows every flagged script (benchmarks); `"forward"`
    * passes scripts through untouched, as serverless-redis-http does, so Redis answers
    * `ERR Unexpected flag in script shebang: allow-key-locking`. See `stack/README.md`.
    * @default "emulate"
@@ -97,7 +98,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   const scriptFlags = options.scriptFlags ?? "emulate";
   if (!SCRIPT_FLAGS_MODES.includes(scriptFlags)) {
     throw new TypeError(
-      `Expected \`scriptFlags\` to be "emulate" or "forward", got ${JSON.stringify(scriptFlags)}`,
+      `Expected \`scriptFlags\` to be "emulate", "accept" or "forward", got ${JSON.stringify(scriptFlags)}`,
     );
   }
   const redis = {
@@ -140,7 +141,8 @@ function scriptGateway(mode: ScriptFlagsMode, shared: SharedPool): ScriptGateway
   if (mode === "forward") {
     return forwardScripts;
   }
-  return new KeyLockingEmulation(new CommandCatalog((command) => shared.pick().call(...command)));
+  const catalog = new CommandCatalog((command) => shared.pick().call(...command));
+  return new KeyLockingEmulation(catalog, { checkKeys: mode === "emulate" });
 }
 
 function positiveInteger(name: string, value: number): number {

@@ -231,12 +231,12 @@ export function describeLockContract(
       const id = uniqueId("wake");
       const holder = new Lock({ id, redis: redis(), lease: 60_000 });
       await holder.acquireOrThrow();
-      // Polls 20 s apart: only the release announcement can end the wait early. Six attempts make
-      // the wait long enough for a subscription to cost fewer requests than polling.
-      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 6, delay: 20_000 } });
+      // Three polls 100 ms apart find the same holder, so the waiter subscribes; from then on it polls
+      // only every 20 s: only the release announcement can end the wait early.
+      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 1_000, delay: 100, maxDelay: 20_000 } });
       const started = performance.now();
       const waiting = waiter.acquire();
-      setTimeout(() => void holder.release(), 300);
+      setTimeout(() => void holder.release(), 1_000);
       expect(await waiting).toBe(true);
       expect(performance.now() - started).toBeLessThan(10_000);
       await waiter.release();

@@ -133,8 +133,12 @@ describe.each<[string, Connect]>([
     const holder = new Lock({ id, redis: connected.client, lease: 60_000 });
     await holder.acquireOrThrow();
     const connectionsBefore = await connectedClients();
-    // Six attempts 20 s apart: long enough a wait that subscribing costs fewer requests than polling.
-    const waiter = new Lock({ id, redis: connected.client, retry: { attempts: 6, delay: 20_000 } });
+    // Three polls find the same holder: the waiter subscribes, then polls only every 20 s.
+    const waiter = new Lock({
+      id,
+      redis: connected.client,
+      retry: { attempts: 1_000, delay: 100, maxDelay: 20_000 },
+    });
     const waiting = waiter.acquire();
     // The waiter subscribes: the server sees a subscriber on the lock's channel.
     const channel = (await lockEventChannel(id)) as string;

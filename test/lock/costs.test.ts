@@ -127,9 +127,9 @@ describe("a long wait subscribes, and costs less than polling", () => {
       ).toBe(true),
     );
     await oldReleased();
-    // Ours: the try, the subscription, one poll covering the moment before it was active, a safety
-    // poll, and the try the release announcement triggers.
-    expect(oursCost).toBeLessThanOrEqual(5);
+    // Ours: three tries that find the same holder, the subscription, one poll covering the moment
+    // before it was active, the try the release announcement triggers, and the holder's release.
+    expect(oursCost).toBeLessThanOrEqual(7);
     expect(oldCost).toBeGreaterThanOrEqual(10);
     // Woken by the announcement: while subscribed, the next poll would come a second later.
     expect(oursTook).toBeLessThan(1_000 + 500);

@@ -122,7 +122,7 @@ describe("local-upstash CLI", () => {
   it("exits 2 with the usage on an unknown --script-flags mode", async () => {
     const { code, stderr } = await runCli(["--script-flags", "strip"]).exit;
     expect(code).toBe(2);
-    expect(stderr).toContain('--script-flags must be emulate or forward, got "strip"');
+    expect(stderr).toContain('--script-flags must be emulate, accept or forward, got "strip"');
     expect(stderr).toContain("usage: local-upstash");
   });
 

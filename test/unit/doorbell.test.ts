@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Doorbell } from "../../src/wake/doorbell";
+import { Doorbell, type RetryWindow } from "../../src/wake/doorbell";
+
+/** Retry at once after a release. */
+const NOW: RetryWindow = { after: 0, spread: 0 };
 
 // The doorbell's timing, on a fake clock: what a waiting acquisition does with lock events.
 beforeEach(() => {
@@ -17,20 +20,20 @@ function settledAt(wait: Promise<void>): Promise<number> {
 describe("Doorbell", () => {
   it("waits the full time when nothing happens", async () => {
     const start = performance.now();
-    const done = settledAt(new Doorbell().wait(1_000, undefined, 0));
+    const done = settledAt(new Doorbell().wait(1_000, undefined, NOW));
     await vi.advanceTimersByTimeAsync(1_000);
     expect((await done) - start).toBe(1_000);
   });
 
-  it("a release ends the wait within the spread", async () => {
+  it("a release ends the wait within its retry window, no sooner than its start", async () => {
     const bell = new Doorbell();
     const start = performance.now();
-    const done = settledAt(bell.wait(1_000, undefined, 40));
+    const done = settledAt(bell.wait(1_000, undefined, { after: 10, spread: 30 }));
     await vi.advanceTimersByTimeAsync(100);
     bell.ring("released");
     await vi.advanceTimersByTimeAsync(40);
     const at = (await done) - start;
-    expect(at).toBeGreaterThanOrEqual(100);
+    expect(at).toBeGreaterThanOrEqual(110);
     expect(at).toBeLessThanOrEqual(140);
   });
 
@@ -38,7 +41,7 @@ describe("Doorbell", () => {
     const bell = new Doorbell();
     vi.spyOn(Math, "random").mockReturnValue(0.5);
     const start = performance.now();
-    const done = settledAt(bell.wait(2_000, undefined, 1_000_000));
+    const done = settledAt(bell.wait(2_000, undefined, { after: 0, spread: 1_000_000 }));
     bell.ring("released");
     await vi.advanceTimersByTimeAsync(10);
     bell.ring("acquired");
@@ -51,12 +54,12 @@ describe("Doorbell", () => {
     const bell = new Doorbell();
     bell.ring("released");
     const start = performance.now();
-    const first = settledAt(bell.wait(5_000, undefined, 0));
+    const first = settledAt(bell.wait(5_000, undefined, NOW));
     await vi.advanceTimersByTimeAsync(0);
     expect((await first) - start).toBe(0);
 
     bell.reset();
-    const again = settledAt(bell.wait(300, undefined, 0));
+    const again = settledAt(bell.wait(300, undefined, NOW));
     await vi.advanceTimersByTimeAsync(300);
     expect((await again) - start).toBe(300);
   });
@@ -64,15 +67,28 @@ describe("Doorbell", () => {
   it("a broken subscription counts as a release; abort rejects with the reason", async () => {
     const bell = new Doorbell();
     const start = performance.now();
-    const done = settledAt(bell.wait(5_000, undefined, 0));
+    const done = settledAt(bell.wait(5_000, undefined, NOW));
     bell.ring("ended");
     await vi.advanceTimersByTimeAsync(0);
     expect((await done) - start).toBe(0);
 
     const controller = new AbortController();
-    const aborted = bell.wait(5_000, controller.signal, 0);
+    const aborted = bell.wait(5_000, controller.signal, NOW);
     const reason = new Error("stop");
     controller.abort(reason);
     await expect(aborted).rejects.toBe(reason);
+  });
+
+  it("waits longer than a timer can (2^31 - 1 ms) without firing early", async () => {
+    const start = performance.now();
+    let settled = false;
+    const done = settledAt(new Doorbell().wait(2 ** 31 + 5_000, undefined, NOW)).then((at) => {
+      settled = true;
+      return at;
+    });
+    await vi.advanceTimersByTimeAsync(2 ** 31);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect((await done) - start).toBe(2 ** 31 + 5_000);
   });
 });

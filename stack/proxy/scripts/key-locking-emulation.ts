@@ -3,7 +3,7 @@ import type { Command, CommandArg } from "../../resp/command";
 import { RespError, type RespReply } from "../../resp/reply";
 import type { CommandCatalog } from "./command-catalog";
 import { guardedScriptText } from "./guarded-script";
-import { splitKeyLockingShebang } from "./key-locking-shebang";
+import { type KeyLockingScript, splitKeyLockingShebang } from "./key-locking-shebang";
 import type { PreparedCommands, ScriptGateway } from "./script-gateway";
 
 /** A script flagged `allow-key-locking` as the client knows it and as Redis holds it. */
@@ -33,11 +33,16 @@ const unchanged: Restore = (reply) => reply;
  */
 export class KeyLockingEmulation implements ScriptGateway {
   readonly #catalog: CommandCatalog;
+  readonly #checkKeys: boolean;
   readonly #loaded = new Map<string, LoadedScript>();
 
-  /** @param catalog Where the key positions of the commands scripts call come from. */
-  constructor(catalog: CommandCatalog) {
+  /**
+   * @param catalog Where the key positions of the commands scripts call come from.
+   * @param options.checkKeys false leaves out the key guard (the `accept` mode): the flag is only taken out.
+   */
+  constructor(catalog: CommandCatalog, options: { readonly checkKeys: boolean } = { checkKeys: true }) {
     this.#catalog = catalog;
+    this.#checkKeys = options.checkKeys;
   }
 
   async prepare(commands: readonly Command[]): Promise<PreparedCommands> {
@@ -107,11 +112,16 @@ export class KeyLockingEmulation implements ScriptGateway {
     if (known !== undefined) {
       return known;
     }
-    const text = await guardedScriptText(split, this.#catalog);
+    const text = this.#checkKeys ? await guardedScriptText(split, this.#catalog) : unguardedScriptText(split);
     const loaded = { originalSha, text, sha: sha1Hex(text) };
     this.#loaded.set(originalSha, loaded);
     return loaded;
   }
+}
+
+/** The script without the flag, every line where it was: the shebang's line left empty when it is dropped. */
+function unguardedScriptText(script: KeyLockingScript): string {
+  return `${script.shebang ?? ""}${script.body}`;
 }
 
 /** Redis names the script in its errors (`... script: <sha>, on @user_script:3.`): the client's SHA-1 goes there. */

@@ -1,0 +1,213 @@
+// The acquire loop's decisions, on a fake clock against a scripted store: when it tries, when it
+// subscribes to the lock's announcements and when it stops, and what a call costs. The real store
+// and clients run in test/lock and test/clients; this pins down the policy.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type AcquireOutcome, Acquisition, type AcquisitionContext } from "../../src/acquisition";
+import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
+import type { AttemptResult, LockStore } from "../../src/store/lock-store";
+import type { LockAcquireConfig, LockCreateConfig } from "../../src/types";
+import type { FeedEvent } from "../../src/wake/feed-types";
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const ROUND_TRIP_MS = 4;
+
+/** A store whose lock another owner holds, as `holderAt(ms)` says; it records what it was asked. */
+class ScriptedStore implements LockStore {
+  readonly canListen = true;
+  readonly tries: number[] = [];
+  subscriptions = 0;
+  unsubscriptions = 0;
+  #listener: ((event: FeedEvent) => void) | undefined;
+  readonly #started = performance.now();
+
+  /** @param holderAt the holder's fingerprint at a time (ms since the store was made), undefined when free. */
+  constructor(readonly holderAt: (ms: number) => number | undefined) {}
+
+  attempt(): Promise<AttemptResult> {
+    const at = performance.now() - this.#started;
+    this.tries.push(Math.round(at));
+    const holder = this.holderAt(at);
+    return this.#reply(
+      holder === undefined
+        ? { kind: "acquired", fencingToken: undefined }
+        : { kind: "held", pttl: 9_000, holder },
+    );
+  }
+
+  listenForEvents(onEvent: (event: FeedEvent) => void) {
+    this.subscriptions += 1;
+    this.#listener = onEvent;
+    return this.#reply(() => {
+      this.unsubscriptions += 1;
+      this.#listener = undefined;
+    });
+  }
+
+  /** Announces an event to the subscribed waiter, if any. */
+  announce(event: FeedEvent): void {
+    this.#listener?.(event);
+  }
+
+  #reply<T>(value: T): Promise<T> {
+    return new Promise((resolve) => setTimeout(() => resolve(value), ROUND_TRIP_MS));
+  }
+
+  release = async () => true;
+  extend = async () => ({ held: true, pttl: 1 });
+  status = async () => ({ held: true, pttl: 1 });
+  renew = async () => ({ held: true, pttl: 1 });
+}
+
+const untouchable = { eval: () => Promise.reject(new Error("no request in unit tests")) };
+
+function plan(config: LockAcquireConfig = {}, lock: Partial<LockCreateConfig> = {}) {
+  return resolveAcquirePlan(config, resolveLockSettings({ id: "unit", redis: untouchable, ...lock }));
+}
+
+function context(store: LockStore, busy = { until: 0 }) {
+  const cleanedUp: string[] = [];
+  const value: AcquisitionContext = {
+    store,
+    cleanUp: async (token) => {
+      cleanedUp.push(token);
+    },
+    background: () => {},
+    busy,
+  };
+  return { value, cleanedUp };
+}
+
+/** Runs an acquisition to its end on the fake clock. */
+async function run(acquisition: Acquisition, untilMs = 60_000): Promise<AcquireOutcome> {
+  const outcome = acquisition.run();
+  await vi.advanceTimersByTimeAsync(untilMs);
+  return outcome;
+}
+
+describe("with the defaults (3 attempts, 100 ms)", () => {
+  it("tries three times, 100 ms apart, and never subscribes: 3 requests, like 0.2", async () => {
+    const store = new ScriptedStore(() => 1);
+    const outcome = await run(new Acquisition(context(store).value, plan(), "t"));
+    expect(outcome).toMatchObject({ acquired: false, attempts: 3, reason: "held" });
+    expect(store.tries).toEqual([0, 104, 208]);
+    expect(store.subscriptions).toBe(0);
+  });
+});
+
+describe("a long wait", () => {
+  const long = { retry: { attempts: 50, delay: 100 } };
+
+  it("subscribes once three tries found the same holder, and counts the subscription as an attempt", async () => {
+    const store = new ScriptedStore(() => 7);
+    const outcome = await run(new Acquisition(context(store).value, plan(long), "t"));
+    expect(store.subscriptions).toBe(1);
+    expect(outcome.acquired).toBe(false);
+    // Tries plus the subscription never exceed the attempts, and polling every maxDelay (1 s) over
+    // the 4.9 s schedule leaves far fewer tries than the 50 of polling.
+    expect(store.tries.length + store.subscriptions).toBeLessThanOrEqual(50);
+    expect(store.tries.length).toBeLessThanOrEqual(12);
+    expect(store.unsubscriptions).toBe(1);
+  });
+
+  it("never subscribes while the holder changes between tries: the lock changes hands faster than polls", async () => {
+    const store = new ScriptedStore((ms) => Math.floor(ms / 50));
+    const outcome = await run(new Acquisition(context(store).value, plan(long), "t"));
+    expect(outcome).toMatchObject({ acquired: false, attempts: 50 });
+    expect(store.subscriptions).toBe(0);
+  });
+
+  it("a release announcement ends the wait within a few round trips, long before the next poll", async () => {
+    let releasedAt = Number.POSITIVE_INFINITY;
+    const store = new ScriptedStore((ms) => (ms < releasedAt ? 7 : undefined));
+    const outcome = new Acquisition(context(store).value, plan(long), "t").run();
+    await vi.advanceTimersByTimeAsync(2_000);
+    releasedAt = 2_000;
+    store.announce("released");
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await outcome).toMatchObject({ acquired: true });
+    const lastTry = store.tries.at(-1) as number;
+    // Retried from one round trip after the release, over three more at most.
+    expect(lastTry).toBeGreaterThanOrEqual(2_000 + ROUND_TRIP_MS);
+    expect(lastTry).toBeLessThanOrEqual(2_000 + 4 * ROUND_TRIP_MS);
+  });
+
+  it("an announced acquisition sends woken waiters back to waiting before they try", async () => {
+    const store = new ScriptedStore(() => 7);
+    const outcome = new Acquisition(context(store).value, plan(long), "t").run();
+    await vi.advanceTimersByTimeAsync(2_000);
+    const before = store.tries.length;
+    store.announce("released");
+    store.announce("acquired");
+    await vi.advanceTimersByTimeAsync(50);
+    expect(store.tries.length).toBe(before);
+    await vi.advanceTimersByTimeAsync(60_000);
+    await outcome;
+  });
+
+  it("drops the subscription when releases come faster than polls, and the lock's next waits poll", async () => {
+    const store = new ScriptedStore(() => 7);
+    const busy = { until: 0 };
+    const outcome = new Acquisition(context(store, busy).value, plan(long), "t").run();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(store.subscriptions).toBe(1);
+    // The lock changes hands every 20 ms from now on, five times per 100 ms poll.
+    for (let release = 0; release < 60; release++) {
+      store.announce("released");
+      store.announce("acquired");
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(store.unsubscriptions).toBe(1);
+    expect(busy.until).toBeGreaterThan(performance.now());
+    // A next wait on the same lock, within the memory (10 × maxDelay): it polls without subscribing.
+    const next = new ScriptedStore(() => 7);
+    const nextOutcome = run(
+      new Acquisition(context(next, busy).value, plan({ retry: { attempts: 10, delay: 100 } }), "t"),
+    );
+    await vi.advanceTimersByTimeAsync(60_000);
+    await Promise.all([outcome, nextOutcome]);
+    expect(next.tries).toHaveLength(10);
+    expect(next.subscriptions).toBe(0);
+  });
+});
+
+describe("a timeout bounds the whole call", () => {
+  it("sends the last try a round trip before the end, and settles by the end", async () => {
+    const store = new ScriptedStore(() => 1);
+    const acquisition = new Acquisition(
+      context(store).value,
+      plan({ timeout: 500, retry: { delay: 100 }, wakeOnRelease: false }),
+      "t",
+    );
+    const started = performance.now();
+    const outcome = await run(acquisition, 1_000);
+    expect(outcome).toMatchObject({ acquired: false, reason: "timeout" });
+    expect(outcome.elapsedMs).toBeLessThanOrEqual(500);
+    expect(store.tries.at(-1)).toBeLessThanOrEqual(500 - ROUND_TRIP_MS);
+    expect(performance.now() - started).toBeGreaterThan(0);
+  });
+
+  it("abandons a request in flight at the end; if it took the lock, it is released", async () => {
+    class SlowStore extends ScriptedStore {
+      override attempt(): Promise<AttemptResult> {
+        this.tries.push(Math.round(performance.now()));
+        return new Promise((resolve) =>
+          setTimeout(() => resolve({ kind: "acquired", fencingToken: undefined }), 800),
+        );
+      }
+    }
+    const { value, cleanedUp } = context(new SlowStore(() => undefined));
+    const outcome = new Acquisition(value, plan({ timeout: 300 }), "the-token").run();
+    await vi.advanceTimersByTimeAsync(300);
+    expect(await outcome).toMatchObject({ acquired: false, reason: "timeout", attempts: 1 });
+    expect(cleanedUp).toEqual([]);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(cleanedUp).toEqual(["the-token"]);
+  });
+});
