@@ -33,9 +33,10 @@ export interface AcquisitionContext {
   readonly store: LockStore;
   /**
    * Releases `token`, which a request may have taken while nobody waits for its answer any more.
-   * Resolves when done, never rejects; the lock decides whether the token is its own to drop.
+   * `lease` is the acquisition's, which bounds how long a quorum waits for one instance. Resolves
+   * when done, never rejects; the lock decides whether the token is its own to drop.
    */
-  readonly cleanUp: (token: string) => Promise<void>;
+  readonly cleanUp: (token: string, lease: number) => Promise<void>;
   /** Hands work that outlives the call to the platform (see `waitUntil`). */
   readonly background: (work: Promise<unknown>) => void;
   /**
@@ -147,7 +148,8 @@ export class Acquisition {
       try {
         await this.#bell.wait(Math.max(0, wait), this.#plan.signal, this.#retryWindow());
       } catch (reason) {
-        if (result.kind === "error") this.#context.background(this.#context.cleanUp(this.#token));
+        if (result.kind === "error")
+          this.#context.background(this.#context.cleanUp(this.#token, this.#plan.lease));
         throw reason;
       }
     }
@@ -163,8 +165,11 @@ export class Acquisition {
     const releaseIfTaken = (late: Promise<AttemptResult | typeof TIMED_OUT>) => {
       background(
         late.then(
-          (result) => (result === TIMED_OUT || result.kind === "held" ? undefined : cleanUp(this.#token)),
-          () => cleanUp(this.#token),
+          (result) =>
+            result === TIMED_OUT || result.kind === "held"
+              ? undefined
+              : cleanUp(this.#token, this.#plan.lease),
+          () => cleanUp(this.#token, this.#plan.lease),
         ),
       );
     };
@@ -283,7 +288,7 @@ export class Acquisition {
     if (last.kind === "held") return this.#failed(reason, { instances: last.failures });
     // The last request may have run with its reply lost: do not leave the key held by a token
     // nobody remembers. Within what is left of the timeout; past it, in the background.
-    const cleanUp = this.#context.cleanUp(this.#token);
+    const cleanUp = this.#context.cleanUp(this.#token, this.#plan.lease);
     await within(cleanUp, this.#budgetEnd - monotonicNow(), (late) => this.#context.background(late));
     return this.#failed("redis-error", { error: last.error, instances: last.error.instances });
   }

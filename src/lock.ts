@@ -272,7 +272,7 @@ export class Lock implements AsyncDisposable {
     const outcome = await new Acquisition(
       {
         store: this.#store,
-        cleanUp: (taken) => this.#cleanUp(taken),
+        cleanUp: (taken, lease) => this.#cleanUp(taken, lease),
         background: (work) => this.#background(work),
         busy: this.#busy,
       },
@@ -317,10 +317,10 @@ export class Lock implements AsyncDisposable {
   }
 
   /** Releases a token an abandoned request may have taken, unless this instance holds it. */
-  async #cleanUp(token: string): Promise<void> {
+  async #cleanUp(token: string, lease: number): Promise<void> {
     if (token === this.#token) return;
     try {
-      await this.#store.release(token, this.#leaseInPlay());
+      await this.#store.release(token, lease);
     } catch {
       // Best effort: the lease bounds how long such a key can stay.
     }

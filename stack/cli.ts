@@ -41,7 +41,9 @@ function parseCliOptions(argv: string[]): LocalStackOptions {
     throw new UsageError(`--port must be a port number, got ${JSON.stringify(port)}`);
   }
   if (scriptFlags !== undefined && !isScriptFlagsMode(scriptFlags)) {
-    throw new UsageError(`--script-flags must be emulate, accept or forward, got ${JSON.stringify(scriptFlags)}`);
+    throw new UsageError(
+      `--script-flags must be emulate, accept or forward, got ${JSON.stringify(scriptFlags)}`,
+    );
   }
   return {
     ...(typeof port === "string" ? { port: Number(port) } : {}),

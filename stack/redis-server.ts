@@ -39,6 +39,12 @@ export interface RedisServerHandle {
   stop(): Promise<void>;
   /** Stops the server if it runs, then starts it again on the same port with the same arguments and directory. */
   restart(): Promise<void>;
+  /**
+   * Freezes the process (SIGSTOP): its connections stay open and answer nothing, like a long GC pause,
+   * a frozen VM or a black-holed network. `thaw()` (SIGCONT) resumes it; `stop()` and `restart()` thaw first.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 const HOST = "127.0.0.1";
@@ -102,14 +108,23 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     dir: config.dir,
     stop: () =>
       serially(async () => {
+        // A frozen process would ignore SIGTERM until continued.
+        child.kill("SIGCONT");
         await terminate(child);
         await rm(config.dir, { recursive: true, force: true });
       }),
     restart: () =>
       serially(async () => {
+        child.kill("SIGCONT");
         await terminate(child);
         child = await launch(config, port);
       }),
+    freeze: () => {
+      child.kill("SIGSTOP");
+    },
+    thaw: () => {
+      child.kill("SIGCONT");
+    },
   };
 }
 

@@ -233,7 +233,11 @@ export function describeLockContract(
       await holder.acquireOrThrow();
       // Three polls 100 ms apart find the same holder, so the waiter subscribes; from then on it polls
       // only every 20 s: only the release announcement can end the wait early.
-      const waiter = new Lock({ id, redis: redis(), retry: { attempts: 1_000, delay: 100, maxDelay: 20_000 } });
+      const waiter = new Lock({
+        id,
+        redis: redis(),
+        retry: { attempts: 1_000, delay: 100, maxDelay: 20_000 },
+      });
       const started = performance.now();
       const waiting = waiter.acquire();
       setTimeout(() => void holder.release(), 1_000);

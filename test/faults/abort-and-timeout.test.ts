@@ -19,6 +19,24 @@ async function holdElsewhere(id: string): Promise<{ holder: Lock; token: string 
   return { holder, token };
 }
 
+/**
+ * Watches `id` until an abandoned acquisition's key has been taken and then released again, within
+ * 5 s; returns the values seen holding it.
+ */
+async function takenThenReleased(id: string): Promise<string[]> {
+  const seen = new Set<string | null>();
+  await waitUntil(
+    async () => {
+      const value = await wire().direct.get<string>(id);
+      seen.add(value);
+      return value === null && seen.size > 1;
+    },
+    "the abandoned acquisition's key to be taken and then released",
+    { timeoutMs: 5_000 },
+  );
+  return [...seen].filter((value): value is string => value !== null);
+}
+
 /** How long `promise` took to settle after `from`, and how it settled. */
 async function settleTime(promise: Promise<unknown>, from: () => number) {
   const outcome = await promise.then(
@@ -100,18 +118,8 @@ describe("abort while waiting", () => {
     expect(settled.ms).toBeLessThan(150);
 
     // The abandoned attempt takes the key at ~400 ms; its background release (also slowed by 400 ms)
-    // must then delete it. Watch both happen, within a bounded time.
-    const seen = new Set<string | null>();
-    await waitUntil(
-      async () => {
-        const value = await wire().direct.get<string>(id);
-        seen.add(value);
-        return value === null && seen.size > 1;
-      },
-      "the abandoned acquisition's key to be taken and then released",
-      { timeoutMs: 5_000 },
-    );
-    const takenBy = [...seen].filter((value) => value !== null);
+    // must then delete it.
+    const takenBy = await takenThenReleased(id);
     expect(takenBy).toHaveLength(1);
     expect(takenBy[0]).not.toBe(token);
     expect(waiter.signal.aborted).toBe(true);
@@ -192,16 +200,7 @@ describe("timeout", () => {
     expect(await acquiring).toBe(false);
     expect(now() - started).toBeLessThan(250 + 200);
     // The abandoned attempt takes the key at ~400 ms; its background release then deletes it.
-    const seen = new Set<string | null>();
-    await waitUntil(
-      async () => {
-        const value = await wire().direct.get<string>(id);
-        seen.add(value);
-        return value === null && seen.size > 1;
-      },
-      "the abandoned acquisition's key to be taken and then released",
-      { timeoutMs: 5_000 },
-    );
+    expect(await takenThenReleased(id)).toHaveLength(1);
     // The release was handed to the platform's waitUntil, and `pending` settles after it.
     expect(backgroundWork).toBe(1);
     await platformWaiter.pending;

@@ -195,3 +195,51 @@ describe("runExclusive", () => {
     await holder.release();
   });
 });
+
+describe("renewals never shorten what is left", () => {
+  it("an extend() beyond the lease survives the renewals that follow it", async () => {
+    const id = uniqueId("renew-keeps-extend");
+    const lock = new Lock({ id, redis, lease: 300, autoExtend: { interval: 100 } });
+    await lock.acquireOrThrow();
+    expect(await lock.extend(5_000)).toBe(true);
+    await pause(450); // four renewals
+    const pttl = await redis.pttl(id);
+    expect(pttl).toBeGreaterThan(4_000);
+    expect(lock.remainingMs).toBeGreaterThan(4_000);
+    await lock.release();
+  });
+});
+
+describe("a lock seeded with a uuid", () => {
+  it("starts holding when getStatus() confirms it: signal, remainingMs and auto-extend work", async () => {
+    const id = uniqueId("seeded-hold");
+    const uuid = crypto.randomUUID();
+    const origin = new Lock({ id, redis, lease: 400 });
+    await origin.acquireOrThrow({ uuid });
+
+    const seeded = new Lock({ id, redis, uuid, lease: 400, autoExtend: { interval: 100 } });
+    expect(seeded.remainingMs).toBe(0);
+    expect(await seeded.getStatus()).toBe("ACQUIRED");
+    const signal = seeded.signal;
+    expect(signal.aborted).toBe(false);
+    expect(seeded.remainingMs).toBeGreaterThan(200);
+    await pause(900); // past the original lease: only the seeded lock's renewals keep it
+    expect(signal.aborted).toBe(false);
+    expect(await redis.get(id)).toBe(uuid);
+    expect(await seeded.release()).toBe(true);
+    expect(signal.aborted).toBe(false); // released, not lost
+  });
+
+  it("starts holding when extend() confirms it, and reports a later loss", async () => {
+    const id = uniqueId("seeded-extend");
+    const uuid = crypto.randomUUID();
+    await new Lock({ id, redis, lease: 5_000 }).acquireOrThrow({ uuid });
+    const seeded = new Lock({ id, redis, uuid });
+    expect(await seeded.extend(1_000)).toBe(true);
+    expect(seeded.remainingMs).toBeGreaterThan(5_000);
+    const signal = seeded.signal;
+    await redis.del(id);
+    expect(await seeded.getStatus()).toBe("FREE");
+    expect(lossOf(signal).reason).toBe("taken");
+  });
+});

@@ -1,0 +1,115 @@
+// A quorum member that stops answering without closing its connection (a frozen process, a long GC
+// pause, a black-holed network, a client queueing commands while it reconnects) must not hold up
+// the others: every round settles as soon as a majority decided it, and each member is waited for
+// a fraction of the lease at most.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Lock } from "../../src/index";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { uniqueId } from "../support/redis";
+
+/** The ioredis options these tests vary. */
+type ClientOptions = { commandTimeout?: number };
+
+let servers: RedisServerHandle[] = [];
+const clients: IoRedis[] = [];
+
+beforeAll(async () => {
+  servers = await Promise.all(Array.from({ length: 5 }, () => startRedisServer()));
+}, 60_000);
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await Promise.all(servers.map((server) => server.stop()));
+});
+
+afterEach(() => {
+  for (const server of servers) server.thaw();
+});
+
+function connect(size: number, options: ClientOptions): IoRedis[] {
+  const connected = servers.slice(0, size).map((server) => {
+    const client = new IoRedis(server.port, "127.0.0.1", options);
+    // Timeouts and reconnects are expected here; an error listener keeps them from being thrown.
+    client.on("error", () => {});
+    return client;
+  });
+  clients.push(...connected);
+  return connected;
+}
+
+/** How long `work` took, in milliseconds, and what it returned. */
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - started };
+}
+
+const setups = [
+  { size: 3, frozen: 1 },
+  { size: 5, frozen: 2 },
+];
+const clientKinds: [string, ClientOptions][] = [
+  ["ioredis defaults (offline queue on, no command timeout)", {}],
+  ["ioredis with a 200 ms command timeout", { commandTimeout: 200 }],
+];
+
+describe.each(setups)("a quorum of $size with $frozen member(s) frozen", ({ size, frozen }) => {
+  describe.each(clientKinds)("%s", (_name, options) => {
+    it("acquire, auto-extend over several leases, extend, status and release keep working, each within its budget", async () => {
+      const redis = connect(size, options);
+      // Warm every connection (and the script caches) before freezing anything.
+      const id = uniqueId(`frozen-${size}`);
+      const warm = new Lock({ id: `${id}:warm`, redis });
+      expect(await warm.acquire()).toBe(true);
+      expect(await warm.release()).toBe(true);
+      for (const server of servers.slice(size - frozen, size)) server.freeze();
+
+      // A 600 ms lease: each member is waited for 200 ms at most, and the live majority answers
+      // in a few; renewals every 200 ms must land well inside the lease.
+      const lock = new Lock({ id, redis, lease: 600, autoExtend: { interval: 200 } });
+      const acquired = await timed(() => lock.acquire());
+      expect(acquired.value).toBe(true);
+      expect(acquired.ms).toBeLessThan(200);
+
+      const signal = lock.signal;
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // more than three leases
+      expect(signal.aborted).toBe(false);
+      expect(lock.remainingMs).toBeGreaterThan(0);
+
+      const extended = await timed(() => lock.extend(1_000));
+      expect(extended.value).toBe(true);
+      expect(extended.ms).toBeLessThan(200);
+      const status = await timed(() => lock.getStatus());
+      expect(status.value).toBe("ACQUIRED");
+      expect(status.ms).toBeLessThan(200);
+
+      // Another lock cannot take it meanwhile: the live majority holds this token.
+      const other = new Lock({ id, redis, retry: { attempts: 1 } });
+      expect(await other.acquire()).toBe(false);
+
+      const released = await timed(() => lock.release());
+      expect(released.value).toBe(true);
+      expect(released.ms).toBeLessThan(200);
+      expect(await other.acquire()).toBe(true);
+      expect(await other.release()).toBe(true);
+    }, 20_000);
+
+    it("a short lease given to one acquire bounds the wait for a frozen member too", async () => {
+      const redis = connect(size, options);
+      const id = uniqueId(`frozen-short-${size}`);
+      const lock = new Lock({ id, redis, lease: 30_000 });
+      expect(await lock.acquire()).toBe(true);
+      expect(await lock.release()).toBe(true);
+      // Freeze a majority: no decision without the frozen members, so each round waits for them.
+      for (const server of servers.slice(0, frozen + 1)) server.freeze();
+      const attempt = await timed(() =>
+        lock.acquire({ lease: 300, retry: { attempts: 1 } }).catch(() => false),
+      );
+      expect(attempt.value).toBe(false);
+      // A third of the 300 ms lease per round (the try, then the clean-up release of what it may
+      // have taken), not a third of the lock's 30 s one.
+      expect(attempt.ms).toBeLessThan(2 * 100 + 150);
+    }, 20_000);
+  });
+});
