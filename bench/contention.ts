@@ -45,13 +45,25 @@ export interface ContentionPoint {
    * clients sent (round trips), per section. Both include the release and any subscription traffic.
    */
   readonly requestsPerAcquire: number;
+  /**
+   * HTTP: commands Upstash would bill for those requests (each command of a pipeline, each
+   * subscription), per section. Undefined for TCP, where requests are already commands.
+   */
+  readonly commandsPerAcquire?: number;
+  /** HTTP: request body bytes the clients sent, per section. */
+  readonly requestBytesPerAcquire?: number;
+  /** HTTP: requests whose commands the billing rules do not cover (counted as 0), by route. */
+  readonly uncountedByRoute?: Record<string, number>;
   /** Of those, subscription requests (HTTP `/subscribe`) or pub/sub + connection-setup commands (TCP). */
   readonly wakeUpRequestsPerAcquire: number;
   /** Subscription requests that failed (HTTP): wake-ups were not active. */
   readonly failedSubscriptions: number;
   /** Whether waiters were actually woken by release announcements (ours, wake-ups only). */
   readonly wakeUpsActive: boolean | undefined;
-  /** HTTP, local stack: requests and commands the proxy itself counted, per section. */
+  /**
+   * HTTP, local stack: requests and billed commands (commands forwarded plus subscriptions) the
+   * proxy itself counted, per section.
+   */
   readonly proxyRequestsPerAcquire?: number;
   readonly proxyCommandsPerAcquire?: number;
   /** TCP: commands Redis executed (Lua's inner commands included) and connections opened, per section. */
@@ -81,10 +93,13 @@ export interface ContentionSummary {
   readonly fairnessMin: number;
   readonly fairnessMax: number;
   readonly requestsPerAcquire: number;
+  readonly commandsPerAcquire?: number;
+  readonly requestBytesPerAcquire?: number;
   readonly wakeUpRequestsPerAcquire: number;
   readonly serverCommandsPerAcquire?: number;
   readonly connectionsPerAcquire?: number;
   readonly proxyRequestsPerAcquire?: number;
+  readonly proxyCommandsPerAcquire?: number;
   readonly wakeUpsActive: boolean | undefined;
   readonly overlaps: number;
   readonly failures: number;
@@ -95,6 +110,8 @@ export interface ContentionResults {
   readonly ks: number[];
   readonly durationMs: number;
   readonly workMs: number;
+  /** The discarded warm-up point's length per variant, ms (0: none). */
+  readonly warmUpMs: number;
   readonly points: ContentionPoint[];
   readonly summary: ContentionSummary[];
 }
@@ -139,9 +156,18 @@ interface Shape {
   readonly workMs: number;
   /** Rounds at each K (medians are reported). */
   readonly roundsAt: (k: number) => number;
+  /**
+   * Length of a discarded point per variant, at the largest K, before the first measured one: the
+   * first point after the workers start runs slower (cold JIT, new connections), whichever variant
+   * it is. 0: none.
+   */
+  readonly warmUpMs: number;
 }
 
-/** Sections 3 and 4 (contended): every variant at every K, variants interleaved within each K. */
+/**
+ * Sections 3 and 4 (contended): every variant at every K, variants interleaved within each K and
+ * their order rotated from round to round, after a discarded warm-up point per variant.
+ */
 export async function measureContention(
   env: BenchEnvironment,
   pool: WorkerPool,
@@ -152,6 +178,22 @@ export async function measureContention(
   log: (line: string) => void,
 ): Promise<ContentionResults> {
   const points: ContentionPoint[] = [];
+  if (shape.warmUpMs > 0) {
+    const k = Math.max(...shape.ks);
+    for (const variant of variants) {
+      await runPoint(env, pool, {
+        transport,
+        variant,
+        k,
+        round: -1,
+        key: `${keyBase}:${transport}:${variant}:warm-up`,
+        durationMs: shape.warmUpMs,
+        workMs: shape.workMs,
+      });
+      await sleep(150);
+    }
+    log(`  ${transport} warm-up: every variant for ${shape.warmUpMs} ms at K = ${k}, discarded`);
+  }
   for (const k of shape.ks) {
     for (let round = 0; round < shape.roundsAt(k); round++) {
       const order = variants.map((_, index) => variants[(index + round + k) % variants.length] as VariantId);
@@ -167,9 +209,9 @@ export async function measureContention(
         });
         points.push(point);
         log(
-          `  ${transport} K=${String(k).padStart(2)} ${VARIANT_LABELS[variant].padEnd(34)} ` +
+          `  ${transport} K=${String(k).padStart(2)} ${VARIANT_LABELS[variant].padEnd(40)} ` +
             `${point.sectionsPerSecond.toFixed(1).padStart(6)}/s  handover p50 ${point.handover.p50.toFixed(2)} ms, to a waiter ${point.waiterHandover.p50.toFixed(2)} ms  ` +
-            `${point.requestsPerAcquire.toFixed(2)} req/acquire${point.failures ? `  ${point.failures} failures` : ""}`,
+            `${point.requestsPerAcquire.toFixed(2)} req${point.commandsPerAcquire === undefined ? "" : `, ${point.commandsPerAcquire.toFixed(2)} cmd`}/acquire${point.failures ? `  ${point.failures} failures` : ""}`,
         );
         await sleep(150);
       }
@@ -180,6 +222,7 @@ export async function measureContention(
     ks: [...shape.ks],
     durationMs: shape.durationMs,
     workMs: shape.workMs,
+    warmUpMs: shape.warmUpMs,
     points,
     summary: summarizePoints(points),
   };
@@ -251,8 +294,10 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
   const sumOf = (names: Set<string>) =>
     Object.entries(commands).reduce((total, [name, count]) => total + (names.has(name) ? count : 0), 0);
   const commandsSent = Object.values(commands).reduce((total, count) => total + count, 0);
-  const subscribeRequests = http.byRoute["/subscribe"] ?? 0;
-  const failedSubscriptions = http.failedByRoute["/subscribe"] ?? 0;
+  const onSubscribeRoutes = (record: Record<string, number>) =>
+    (record["/subscribe"] ?? 0) + (record["/psubscribe"] ?? 0);
+  const subscribeRequests = onSubscribeRoutes(http.byRoute);
+  const failedSubscriptions = onSubscribeRoutes(http.failedByRoute);
   const pubsubCommands = sumOf(PUBSUB_COMMANDS);
   const wakeUpTraffic =
     spec.transport === "http" ? subscribeRequests : pubsubCommands + sumOf(CONNECTION_SETUP_COMMANDS);
@@ -277,13 +322,26 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
     fairnessMax: Math.max(...perWorker),
     allSections: sections.length,
     requestsPerAcquire: round((spec.transport === "http" ? http.requests : commandsSent) / all),
+    ...(spec.transport === "http"
+      ? {
+          commandsPerAcquire: round(http.commands / all),
+          requestBytesPerAcquire: round(http.bodyBytes / all, 1),
+          uncountedByRoute: http.uncountedByRoute,
+        }
+      : {}),
     wakeUpRequestsPerAcquire: round(wakeUpTraffic / all),
     failedSubscriptions,
     wakeUpsActive: wakeUpsActive(spec, subscribeRequests, failedSubscriptions, pubsubCommands),
     ...(proxyBefore && proxyAfter
       ? {
           proxyRequestsPerAcquire: round((proxyAfter.requests - proxyBefore.requests) / all),
-          proxyCommandsPerAcquire: round((proxyAfter.commands - proxyBefore.commands) / all),
+          proxyCommandsPerAcquire: round(
+            (proxyAfter.commands +
+              proxyAfter.subscriptions -
+              proxyBefore.commands -
+              proxyBefore.subscriptions) /
+              all,
+          ),
         }
       : {}),
     ...(server
@@ -348,6 +406,9 @@ function summarizePoints(points: ContentionPoint[]): ContentionSummary[] {
     const server = optional((point) => point.serverCommandsPerAcquire);
     const connections = optional((point) => point.connectionsPerAcquire);
     const proxy = optional((point) => point.proxyRequestsPerAcquire);
+    const proxyCommands = optional((point) => point.proxyCommandsPerAcquire);
+    const commands = optional((point) => point.commandsPerAcquire);
+    const bytes = optional((point) => point.requestBytesPerAcquire);
     return {
       transport: first.transport,
       variant: first.variant,
@@ -365,10 +426,13 @@ function summarizePoints(points: ContentionPoint[]): ContentionSummary[] {
       fairnessMin: med((point) => point.fairnessMin),
       fairnessMax: med((point) => point.fairnessMax),
       requestsPerAcquire: med((point) => point.requestsPerAcquire),
+      ...(commands === undefined ? {} : { commandsPerAcquire: commands }),
+      ...(bytes === undefined ? {} : { requestBytesPerAcquire: round(bytes, 1) }),
       wakeUpRequestsPerAcquire: med((point) => point.wakeUpRequestsPerAcquire),
       ...(server === undefined ? {} : { serverCommandsPerAcquire: server }),
       ...(connections === undefined ? {} : { connectionsPerAcquire: connections }),
       ...(proxy === undefined ? {} : { proxyRequestsPerAcquire: proxy }),
+      ...(proxyCommands === undefined ? {} : { proxyCommandsPerAcquire: proxyCommands }),
       wakeUpsActive:
         first.wakeUpsActive === undefined ? undefined : group.some((point) => point.wakeUpsActive),
       overlaps: group.reduce((total, point) => total + point.overlaps, 0),

@@ -47,7 +47,10 @@ export async function prepareEnvironment(): Promise<BenchEnvironment> {
   const redisUrl = process.env.REDIS_URL ?? stack?.redisUrl;
   if (remote)
     notes.push("HTTP sections ran against UPSTASH_REDIS_REST_URL (counted at a local pass-through).");
-  else notes.push("The local proxy ran with --script-flags accept: key-locked scripts without the Lua key check.");
+  else
+    notes.push(
+      "The local proxy ran with --script-flags accept: key-locked scripts without the Lua key check.",
+    );
   if (process.env.REDIS_URL) {
     notes.push("TCP sections ran against REDIS_URL: server counters include any other traffic on it.");
   }

@@ -1,3 +1,4 @@
+import type { CommandsResults } from "./commands";
 import type { ContentionResults, ContentionSummary } from "./contention";
 import type { LatencyResults } from "./latency";
 import type { GoalResult } from "./results";
@@ -6,9 +7,12 @@ import type { WireResults } from "./wire";
 
 /** The K at which the contention goals are stated. */
 export const GOAL_K = 8;
+/** The Ks at which ours must keep up with 0.2.1's throughput. */
+export const THROUGHPUT_KS = [8, 16] as const;
 
 interface Inputs {
   readonly wire?: WireResults | undefined;
+  readonly commands?: CommandsResults | undefined;
   readonly latency: { http?: LatencyResults | undefined; tcp?: LatencyResults | undefined };
   readonly contention: { http?: ContentionResults | undefined; tcp?: ContentionResults | undefined };
 }
@@ -18,11 +22,13 @@ export function evaluateGoals(inputs: Inputs): GoalResult[] {
   return [
     wireRequests(inputs.wire),
     wireBytes(inputs.wire),
+    billedCommands(inputs.commands),
     cpuOverhead(inputs.latency.http, "HTTP"),
     cpuOverhead(inputs.latency.tcp, "TCP"),
     handover(inputs.contention.http, inputs.latency.http, "HTTP"),
     handover(inputs.contention.tcp, inputs.latency.tcp, "TCP"),
     requestsPerAcquire(inputs.contention.http),
+    ...THROUGHPUT_KS.map((k) => throughput(inputs.contention.http, k)),
   ];
 }
 
@@ -119,7 +125,7 @@ function handover(
   transport: string,
 ): GoalResult {
   const section = transport === "HTTP" ? "3. Contention" : "4. Over TCP";
-  const goal = `Handover p50 at K = ${GOAL_K}, ours with wake-ups (${transport})`;
+  const goal = `Handover p50 at K = ${GOAL_K}, ours with its defaults (wake-ups on) (${transport})`;
   const row = find(contention, "ours-wake", GOAL_K);
   const rtt = latency?.rttP50;
   if (!row || rtt === undefined) {
@@ -163,7 +169,7 @@ function requestsPerAcquire(contention: ContentionResults | undefined): GoalResu
     section,
     goal,
     target,
-    measured: `ours ${ours.requestsPerAcquire.toFixed(2)} vs 0.2.1 ${old.requestsPerAcquire.toFixed(2)} (ours polling: ${find(contention, "ours-poll", GOAL_K)?.requestsPerAcquire.toFixed(2) ?? "n/a"})`,
+    measured: `ours ${ours.requestsPerAcquire.toFixed(2)} vs 0.2.1 ${old.requestsPerAcquire.toFixed(2)} (ours polling: ${find(contention, "ours-poll", GOAL_K)?.requestsPerAcquire.toFixed(2) ?? "n/a"}); billed commands ours ${ours.commandsPerAcquire?.toFixed(2) ?? "n/a"} vs 0.2.1 ${old.commandsPerAcquire?.toFixed(2) ?? "n/a"}`,
     pass,
     verdict: pass
       ? `PASS, ${(old.requestsPerAcquire - ours.requestsPerAcquire).toFixed(2)} fewer`
@@ -171,5 +177,62 @@ function requestsPerAcquire(contention: ContentionResults | undefined): GoalResu
     ...(ours.wakeUpsActive === false
       ? { note: "wake-ups were NOT active: each waiting acquire's subscription request failed and it polled" }
       : {}),
+  };
+}
+
+function billedCommands(commands: CommandsResults | undefined): GoalResult {
+  const section = "1. Wire cost";
+  const goal =
+    "Commands Upstash bills per operation, each library with its defaults (`new Lock({ id, redis })`)";
+  const target = "≤ 0.2.1's in every row of the commands table";
+  if (!commands) return notMeasured(section, goal, target, "the commands table was not measured");
+  const rows = commands.rows;
+  const over = rows.filter((row) => !(row.ours.commands <= row.v021.commands));
+  const odd = rows.filter((row) => row.ours.unexpected > 0 || row.v021.unexpected > 0);
+  const count = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(2));
+  return {
+    section,
+    goal,
+    target,
+    measured: rows
+      .map((row) => `${row.operation}: ${count(row.ours.commands)} vs ${count(row.v021.commands)}`)
+      .join("; "),
+    pass: over.length === 0,
+    verdict:
+      over.length === 0
+        ? `PASS in all ${rows.length} rows`
+        : `MISS in ${over.length} of ${rows.length} rows: ${over
+            .map(
+              (row) =>
+                `${row.operation} (${count(row.ours.commands)} vs ${count(row.v021.commands)}, ${count(row.ours.commands - row.v021.commands)} more)`,
+            )
+            .join(", ")}`,
+    ...(odd.length > 0
+      ? {
+          note: `some samples did not end as the row expects (${odd.map((row) => row.operation).join(", ")}): see the table`,
+        }
+      : {}),
+  };
+}
+
+function throughput(contention: ContentionResults | undefined, k: number): GoalResult {
+  const section = "3. Contention";
+  const goal = `Critical sections per second over HTTP at K = ${k}, ours with its defaults (wake-ups on)`;
+  const target = "≥ 0.2.1 polling every 100 ms, same run";
+  const ours = find(contention, "ours-wake", k);
+  const old = find(contention, "v021-d100", k);
+  if (!ours || !old) return notMeasured(section, goal, target, `HTTP contention did not run at K = ${k}`);
+  const polling = find(contention, "ours-poll", k);
+  const pass = ours.sectionsPerSecond >= old.sectionsPerSecond;
+  const rounds = ours.rounds === old.rounds ? `${ours.rounds}` : `${ours.rounds} and ${old.rounds}`;
+  return {
+    section,
+    goal,
+    target,
+    measured: `ours ${ours.sectionsPerSecond.toFixed(1)}/s vs 0.2.1 ${old.sectionsPerSecond.toFixed(1)}/s (ours polling: ${polling ? `${polling.sectionsPerSecond.toFixed(1)}/s` : "n/a"}), medians of ${rounds} rounds`,
+    pass,
+    verdict: pass
+      ? `PASS, ${percent(ours.sectionsPerSecond / old.sectionsPerSecond - 1)} more`
+      : `MISS by ${(old.sectionsPerSecond - ours.sectionsPerSecond).toFixed(1)}/s (${percent(1 - ours.sectionsPerSecond / old.sectionsPerSecond)} fewer)`,
   };
 }

@@ -1,8 +1,10 @@
+import { uncountedNote } from "./billing";
+import type { CommandCost, CommandRow, CommandsResults } from "./commands";
 import type { ContentionResults } from "./contention";
 import type { LatencyResults } from "./latency";
 import type { BenchResults } from "./results";
 import { interquartile, median } from "./stats";
-import { VARIANT_LABELS } from "./variants";
+import { VARIANT_LABELS, WAIT_ATTEMPTS } from "./variants";
 import { WIRE_OPS, type WireConfigResult } from "./wire";
 
 /** The markdown report: written to bench/results/latest.md and printed at the end of a run. */
@@ -30,6 +32,7 @@ export function markdownReport(results: BenchResults): string {
     "",
   );
   if (results.wire) out.push(...wireSection(results));
+  if (results.commands) out.push(...commandsSection(results.commands, !results.wire));
   if (results.latency.http)
     out.push(...latencySection("## 2. Uncontended latency (HTTP, @upstash/redis)", results.latency.http));
   if (results.contention.http)
@@ -57,12 +60,12 @@ function wireTable(config: WireConfigResult): string[] {
     const ours = config.ours[op];
     const old = config.v021[op];
     const cold = config.oursCold?.[op];
-    return `| ${op} | ${ours.requests} | ${ours.bodyBytes} | ${ours.totalBytes} | ${old.requests} | ${old.bodyBytes} | ${old.totalBytes} | ${Math.round((ours.bodyBytes / old.bodyBytes) * 100)} % | ${cold ? `${cold.requests} / ${cold.bodyBytes} B` : "–"} |`;
+    return `| ${op} | ${ours.requests} / ${ours.commands} | ${ours.bodyBytes} | ${ours.totalBytes} | ${old.requests} / ${old.commands} | ${old.bodyBytes} | ${old.totalBytes} | ${Math.round((ours.bodyBytes / old.bodyBytes) * 100)} % | ${cold ? `${cold.requests} / ${cold.commands} / ${cold.bodyBytes} B` : "–"} |`;
   });
   return [
     `Auto-pipelining ${config.autoPipelining ? "**on** (the client's default: every call is a `POST /pipeline`)" : "off (`enableAutoPipelining: false`: `POST /`)"}:`,
     "",
-    "| Operation | ours requests | ours body B | ours with headers B | 0.2.1 requests | 0.2.1 body B | 0.2.1 with headers B | ours ÷ 0.2.1 body | ours after SCRIPT FLUSH |",
+    "| Operation | ours requests / commands | ours body B | ours with headers B | 0.2.1 requests / commands | 0.2.1 body B | 0.2.1 with headers B | ours ÷ 0.2.1 body | ours after SCRIPT FLUSH: requests / commands / body |",
     "| --- | --: | --: | --: | --: | --: | --: | --: | --: |",
     ...rows,
     "",
@@ -85,7 +88,7 @@ function wireSection(results: BenchResults): string[] {
   return [
     "## 1. Wire cost (HTTP, counted at a pass-through in front of the endpoint)",
     "",
-    `Same \`@upstash/redis\` client for both (\`enableTelemetry: false\`, defaults otherwise), ${wire.idLength}-character id, 36-character UUID tokens; mean of ${wire.repetitions} repetitions. "acquire, held" is one failed try on a key another lock holds. Proxy counters agree with the pass-through: ${wire.proxyAgrees === undefined ? "n/a (remote)" : wire.proxyAgrees ? "yes" : "**no**"}.`,
+    `Same \`@upstash/redis\` client for both (\`enableTelemetry: false\`, defaults otherwise), ${wire.idLength}-character id, 36-character UUID tokens; mean of ${wire.repetitions} repetitions. "acquire, held" is one failed try on a key another lock holds. Commands are what Upstash bills: one per request on \`/\`, one per command of a \`/pipeline\` or \`/multi-exec\` body, one per subscription. "After SCRIPT FLUSH" is a client that has run the scripts before, on a server that lost them (a restart): the NOSCRIPT answer, then the script in full. Proxy counters (requests, bytes, commands + subscriptions) agree with the pass-through: ${wire.proxyAgrees === undefined ? "n/a (remote)" : wire.proxyAgrees ? "yes" : "**no**"}.${uncountedSuffix(wire.uncountedByRoute)}`,
     "",
     ...wire.configs.flatMap(wireTable),
     ...(wire.configs.some((config) => config.oursCold)
@@ -107,6 +110,49 @@ function wireSection(results: BenchResults): string[] {
           "",
         ]
       : []),
+  ];
+}
+
+function uncountedSuffix(uncounted: Readonly<Record<string, number>> | undefined): string {
+  const note = uncounted ? uncountedNote(uncounted) : undefined;
+  return note ? ` **${note}**` : "";
+}
+
+function count(value: number): string {
+  if (!Number.isFinite(value)) return "–";
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+function costCells(cost: CommandCost): string {
+  const flag = cost.unexpected > 0 ? ` (**${cost.unexpected} of ${cost.samples} not as expected**)` : "";
+  return `${count(cost.requests)} | **${count(cost.commands)}** | ${Number.isFinite(cost.bodyBytes) ? Math.round(cost.bodyBytes) : "–"}${flag}`;
+}
+
+function commandsRow(row: CommandRow): string {
+  const difference = row.ours.commands - row.v021.commands;
+  const verdict = difference <= 0 ? `${count(difference)} ✓` : `+${count(difference)} **over**`;
+  const routes = row.ours.routes.length > 0 ? row.ours.routes.join(", ") : "–";
+  return `| ${row.operation} | ${costCells(row.ours)} | ${costCells(row.v021)} | ${verdict} | ${routes} |`;
+}
+
+function commandsSection(commands: CommandsResults, ownHeading: boolean): string[] {
+  // Rows that share a scenario (the four uncontended operations) are described once.
+  const scenarios = new Map<string, string[]>();
+  for (const row of commands.rows)
+    scenarios.set(row.scenario, [...(scenarios.get(row.scenario) ?? []), row.operation]);
+  return [
+    ownHeading ? "## 1. Billed commands per operation (HTTP)" : "### Billed commands per operation",
+    "",
+    "What Upstash would bill, ours against 0.2.1, each with its defaults (`new Lock({ id, redis })`, nothing else unless the row says so), on the same `@upstash/redis` client configuration (auto-pipelining on, its default). Counted at a pass-through in front of the endpoint: requests, commands (one per command sent, one per subscription) and request body bytes, means over the samples. **Goal: ours at most 0.2.1's commands in every row.**",
+    "",
+    "| Operation | ours requests | ours commands | ours body B | 0.2.1 requests | 0.2.1 commands | 0.2.1 body B | commands, ours − 0.2.1 | ours' routes |",
+    "| --- | --: | --: | --: | --: | --: | --: | --: | --- |",
+    ...commands.rows.map(commandsRow),
+    "",
+    ...[...scenarios].map(([scenario, operations]) => `- **${operations.join("; ")}**: ${scenario}.`),
+    "",
+    `Proxy counters (requests, commands + subscriptions) agree with the pass-throughs, holders' included: ${commands.proxyAgrees === undefined ? "n/a (remote)" : commands.proxyAgrees ? "yes" : "**no**"}.${uncountedSuffix(commands.uncountedByRoute)}`,
+    "",
   ];
 }
 
@@ -133,20 +179,30 @@ function contentionSection(title: string, contention: ContentionResults, chart: 
   return [
     title,
     "",
-    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated. Handover = next holder's acquire resolved − previous holder's release() called, on one machine clock; "to a waiter" counts only handovers between different workers; "acquire wait" is acquire() called → resolved, what callers experience. Requests per acquire count everything the clients sent (release and subscriptions included) ÷ critical sections; ${tcp ? "for TCP these are commands sent by the clients (round trips), next to the commands Redis executed (Lua's inner commands included, from INFO) and the connections opened" : "counted at `fetch` in each worker, cross-checked with the proxy's counter"}.`,
+    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated, the variants' order rotated from round to round${contention.warmUpMs > 0 ? `, after a discarded ${contention.warmUpMs / 1000} s warm-up point per variant at the largest K (the first point after the workers start runs slower)` : ""}. "ours, defaults" is \`new Lock({ id, redis, lease: 10_000 })\` (the default lease) acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and nothing else: \`wakeOnRelease\` on, which subscribes only when one holder keeps the lock across several polls, the subscription counting as an attempt; "ours, polling" sets \`wakeOnRelease: false\`. Handover = next holder's acquire resolved − previous holder's release() called, on one machine clock; "to a waiter" counts only handovers between different workers; "acquire wait" is acquire() called → resolved, what callers experience. Requests per acquire count everything the clients sent (release and subscriptions included) ÷ critical sections; ${tcp ? "for TCP these are commands sent by the clients (round trips), next to the commands Redis executed (Lua's inner commands included, from INFO) and the connections opened" : "counted at `fetch` in each worker, with the commands Upstash would bill for them (each command of a pipeline, each subscription) and their body bytes, cross-checked with the proxy's counters (commands forwarded + subscriptions opened)"}.${tcp ? "" : uncountedSuffix(uncountedOf(contention))}`,
     "",
     ...(chart ? ["![contention chart](contention.svg)", ""] : []),
-    `| K | Variant | sections/s | handover p50 / p99 ms | to a waiter p50 / p99 ms | acquire wait p50 / p99 ms | same worker again | fairness min–max | requests / acquire | of which wake-up path | ${tcp ? "Redis commands / acquire | connections / acquire" : "proxy requests / acquire | wake-ups active"} | rounds |`,
-    `| --: | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | ${tcp ? "--: |" : "--- |"} --: |`,
+    `| K | Variant | sections/s | handover p50 / p99 ms | to a waiter p50 / p99 ms | acquire wait p50 / p99 ms | same worker again | fairness min–max | requests / acquire | ${tcp ? "" : "commands / acquire | request B / acquire | "}of which wake-up path | ${tcp ? "Redis commands / acquire | connections / acquire" : "proxy requests / commands per acquire | wake-ups active"} | rounds |`,
+    `| --: | --- | --: | --: | --: | --: | --: | --: | --: | ${tcp ? "" : "--: | --: | "}--: | --: | ${tcp ? "--: |" : "--- |"} --: |`,
     ...[...contention.summary]
       .sort((a, b) => a.k - b.k)
       .map(
         (row) =>
-          `| ${row.k} | ${row.label} | ${row.sectionsPerSecond.toFixed(1)} | ${ms(row.handoverP50)} / ${ms(row.handoverP99)} | ${ms(row.waiterHandoverP50)} / ${ms(row.waiterHandoverP99)} | ${ms(row.acquireWaitP50)} / ${ms(row.acquireWaitP99)} | ${Math.round(row.sameWorkerShare * 100)} % | ${row.fairnessMin}–${row.fairnessMax} | ${row.requestsPerAcquire.toFixed(2)} | ${row.wakeUpRequestsPerAcquire.toFixed(2)} | ${tcp ? `${row.serverCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.connectionsPerAcquire?.toFixed(3) ?? "–"}` : `${row.proxyRequestsPerAcquire?.toFixed(2) ?? "–"} | ${row.wakeUpsActive === undefined ? "–" : row.wakeUpsActive ? "yes" : "**no** (polled)"}`} | ${row.rounds} |`,
+          `| ${row.k} | ${row.label} | ${row.sectionsPerSecond.toFixed(1)} | ${ms(row.handoverP50)} / ${ms(row.handoverP99)} | ${ms(row.waiterHandoverP50)} / ${ms(row.waiterHandoverP99)} | ${ms(row.acquireWaitP50)} / ${ms(row.acquireWaitP99)} | ${Math.round(row.sameWorkerShare * 100)} % | ${row.fairnessMin}–${row.fairnessMax} | ${row.requestsPerAcquire.toFixed(2)} | ${tcp ? "" : `${row.commandsPerAcquire?.toFixed(2) ?? "–"} | ${row.requestBytesPerAcquire?.toFixed(0) ?? "–"} | `}${row.wakeUpRequestsPerAcquire.toFixed(2)} | ${tcp ? `${row.serverCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.connectionsPerAcquire?.toFixed(3) ?? "–"}` : `${row.proxyRequestsPerAcquire?.toFixed(2) ?? "–"} / ${row.proxyCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.wakeUpsActive === undefined ? "–" : row.wakeUpsActive ? "yes" : "**no** (polled)"}`} | ${row.rounds} |`,
       ),
     "",
     ...overlapsLine(contention),
   ];
+}
+
+function uncountedOf(contention: ContentionResults): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const point of contention.points) {
+    for (const [route, requests] of Object.entries(point.uncountedByRoute ?? {})) {
+      total[route] = (total[route] ?? 0) + requests;
+    }
+  }
+  return total;
 }
 
 function overlapsLine(contention: ContentionResults): string[] {

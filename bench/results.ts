@@ -1,3 +1,4 @@
+import type { CommandsResults } from "./commands";
 import type { ContentionResults } from "./contention";
 import type { MachineInfo } from "./environment";
 import type { LatencyResults } from "./latency";
@@ -30,6 +31,7 @@ export interface BenchResults {
   readonly notes: string[];
   readonly skipped: { readonly section: string; readonly reason: string }[];
   readonly wire?: WireResults;
+  readonly commands?: CommandsResults;
   readonly latency: { http?: LatencyResults; tcp?: LatencyResults };
   readonly contention: { http?: ContentionResults; tcp?: ContentionResults };
   readonly size?: SizeResults;

@@ -6,6 +6,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { contentionChart } from "./chart";
 import { killChildren } from "./children";
+import { type CommandsResults, measureCommands, withContendedCycle } from "./commands";
 import { type ContentionResults, measureContention, WorkerPool } from "./contention";
 import { type BenchEnvironment, machineInfo, prepareEnvironment } from "./environment";
 import { evaluateGoals } from "./goals";
@@ -24,23 +25,27 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const SHAPE = quick
   ? {
       wireRepetitions: 3,
+      commands: { fast: 3, slow: 1 },
       httpLatency: { rounds: 8, iterations: 20, warmup: 40 },
       tcpLatency: { rounds: 8, iterations: 100, warmup: 300 },
       ks: [1, 8],
       durationMs: 1_000,
       roundsAt: (_k: number) => 1,
+      warmUpMs: 500,
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 2_000 },
     }
   : {
       wireRepetitions: 10,
+      commands: { fast: 10, slow: 3 },
       // Many short rounds, each variant's batch next to the others', and a warm-up long enough for
       // the JIT to settle: the CPU ratio is the median of per-round ratios, robust to a noisy machine.
       httpLatency: { rounds: 40, iterations: 75, warmup: 300 },
       tcpLatency: { rounds: 40, iterations: 300, warmup: 2_000 },
       ks: [1, 2, 4, 8, 16],
       durationMs: 5_000,
-      // The goals are stated at K = 8: repeat it and report medians.
-      roundsAt: (k: number) => (k === 8 ? 3 : 1),
+      // The goals are stated at K = 8 and 16: repeat those and report medians.
+      roundsAt: (k: number) => (k === 8 || k === 16 ? 3 : 1),
+      warmUpMs: 1_000,
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 10_000 },
     };
 const WORK_MS = 5;
@@ -106,6 +111,10 @@ async function main(): Promise<void> {
   const wire: WireResults | undefined = await attempt("1. Wire cost", () =>
     measureWire(current, runId, SHAPE.wireRepetitions),
   );
+  const commandsMeasured: CommandsResults | undefined = await attempt(
+    "1. Wire cost: billed commands per operation",
+    () => measureCommands(current, runId, SHAPE.commands),
+  );
   const latency: { http?: LatencyResults; tcp?: LatencyResults } = {};
   const httpLatency = await attempt("2. Uncontended latency (HTTP)", () =>
     measureLatency(current, "http", `${keyBase}:lat`, SHAPE.httpLatency),
@@ -123,7 +132,13 @@ async function main(): Promise<void> {
   pool = await attempt(`Starting ${maxK} worker processes`, () => WorkerPool.start(maxK, current.endpoints));
   if (pool) {
     const workers = pool;
-    const shape = { ks: SHAPE.ks, durationMs: SHAPE.durationMs, workMs: WORK_MS, roundsAt: SHAPE.roundsAt };
+    const shape = {
+      ks: SHAPE.ks,
+      durationMs: SHAPE.durationMs,
+      workMs: WORK_MS,
+      roundsAt: SHAPE.roundsAt,
+      warmUpMs: SHAPE.warmUpMs,
+    };
     const http = await attempt("3. Contention (HTTP)", () =>
       measureContention(current, workers, "http", HTTP_CONTENTION, shape, `${keyBase}:c`, log),
     );
@@ -146,6 +161,7 @@ async function main(): Promise<void> {
   } else skip("6. Scale", noTcp);
 
   if (interrupted) return;
+  const commands = commandsMeasured && withContendedCycle(commandsMeasured, contention.http);
   const results: BenchResults = {
     schema: 1,
     date: new Date(started).toISOString(),
@@ -157,11 +173,12 @@ async function main(): Promise<void> {
     notes: [...current.notes],
     skipped,
     ...(wire ? { wire } : {}),
+    ...(commands ? { commands } : {}),
     latency,
     contention,
     ...(size ? { size } : {}),
     ...(scale ? { scale } : {}),
-    goals: evaluateGoals({ wire, latency, contention }),
+    goals: evaluateGoals({ wire, commands, latency, contention }),
   };
   const markdown = markdownReport(results);
   const directory = new URL("./results/", import.meta.url);

@@ -30,7 +30,8 @@ export interface LockHandle {
 
 export const VARIANT_LABELS: Record<VariantId, string> = {
   ours: "ours",
-  "ours-wake": "ours, wake-ups",
+  // The defaults: `wakeOnRelease` on, which subscribes only to long waits on a lock one holder keeps.
+  "ours-wake": "ours, defaults (wake-ups on long waits)",
   "ours-poll": "ours, polling 100 ms",
   v021: "0.2.1",
   "v021-d100": "0.2.1, polling 100 ms",
@@ -44,7 +45,7 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
 /** The lease every variant uses, milliseconds (0.2's default). */
 export const LEASE_MS = 10_000;
 /** Tries enough to wait as long as any benchmark point lasts. */
-const WAIT_ATTEMPTS = 1_000_000;
+export const WAIT_ATTEMPTS = 1_000_000;
 
 /** 0.2.1's release script, byte for byte, for the raw variant that sends 0.2.1's commands. */
 const RELEASE_SCRIPT_021 = `

@@ -1,10 +1,11 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
 import { Lock } from "../src/index";
+import type { ProxyStats } from "../stack/proxy/stats";
 import { upstashClient } from "./clients";
 import type { BenchEnvironment } from "./environment";
 import {
   type CountingPassThrough,
-  snapshotWire,
+  countedDuring,
   startCountingPassThrough,
   type WireCounts,
 } from "./pass-through";
@@ -17,6 +18,8 @@ export type WireOp = (typeof WIRE_OPS)[number];
 /** Cost of one operation on the wire. */
 export interface OpCost {
   readonly requests: number;
+  /** Commands billed (see `billing.ts`). */
+  readonly commands: number;
   readonly bodyBytes: number;
   /** Body plus request line and headers. */
   readonly totalBytes: number;
@@ -43,6 +46,8 @@ export interface WireResults {
   readonly cycleWithHeaders: { readonly ours: number; readonly v021: number; readonly ratio: number };
   /** Whether the proxy's own counters agree with the pass-through (local stack only). */
   readonly proxyAgrees: boolean | undefined;
+  /** Requests the billing rules do not cover, counted as 0 commands, by route (empty: none). */
+  readonly uncountedByRoute: Record<string, number>;
 }
 
 interface Subject {
@@ -60,9 +65,9 @@ export function lockId(runId: string, name: string, length = 54): string {
 }
 
 /**
- * Section 1: HTTP requests and request bytes per operation, ours vs 0.2.1, through one counting
- * pass-through in front of the same endpoint, with the same client configuration. Steady state
- * (our scripts already cached by Redis), plus ours right after SCRIPT FLUSH where allowed.
+ * Section 1: HTTP requests, billed commands and request bytes per operation, ours vs 0.2.1, through
+ * one counting pass-through in front of the same endpoint, with the same client configuration.
+ * Steady state (our scripts already cached by Redis), plus ours right after SCRIPT FLUSH where allowed.
  */
 export async function measureWire(
   env: BenchEnvironment,
@@ -120,7 +125,7 @@ export async function measureWire(
     };
     const proxyAgrees =
       proxyBefore && env.proxyStats
-        ? env.proxyStats.requests - proxyBefore.requests === passThrough.counts.requests &&
+        ? proxyAgreesWith(env.proxyStats, proxyBefore, [passThrough.counts]) &&
           env.proxyStats.requestBytes - proxyBefore.requestBytes === passThrough.counts.bodyBytes
         : undefined;
     return {
@@ -130,6 +135,7 @@ export async function measureWire(
       cycle: cycle("bodyBytes"),
       cycleWithHeaders: cycle("totalBytes"),
       proxyAgrees,
+      uncountedByRoute: { ...passThrough.counts.uncountedByRoute },
     };
   } finally {
     await passThrough.close();
@@ -157,11 +163,11 @@ async function measureCycles(
     "acquire, held": [],
   };
   for (let index = 0; index < repetitions; index++) {
-    samples.acquire.push(await counted(passThrough, subject.acquire));
-    samples.extend.push(await counted(passThrough, subject.extend));
-    samples.getStatus.push(await counted(passThrough, subject.getStatus));
-    samples.release.push(await counted(passThrough, subject.release));
-    samples["acquire, held"].push(await counted(passThrough, subject.acquireHeld));
+    samples.acquire.push(await countedDuring(passThrough, subject.acquire));
+    samples.extend.push(await countedDuring(passThrough, subject.extend));
+    samples.getStatus.push(await countedDuring(passThrough, subject.getStatus));
+    samples.release.push(await countedDuring(passThrough, subject.release));
+    samples["acquire, held"].push(await countedDuring(passThrough, subject.acquireHeld));
   }
   return Object.fromEntries(Object.entries(samples).map(([op, list]) => [op, average(list)])) as Record<
     WireOp,
@@ -179,28 +185,30 @@ async function measureCold(
   const cold: Partial<Record<WireOp, OpCost>> = {};
   for (const op of ["acquire", "extend", "getStatus", "release"] as const) {
     await flush();
-    cold[op] = average([await counted(passThrough, subject[op])]);
+    cold[op] = average([await countedDuring(passThrough, subject[op])]);
   }
   await flush();
-  cold["acquire, held"] = average([await counted(passThrough, subject.acquireHeld)]);
+  cold["acquire, held"] = average([await countedDuring(passThrough, subject.acquireHeld)]);
   return cold;
 }
 
-async function counted(passThrough: CountingPassThrough, operation: () => Promise<unknown>) {
-  const before = snapshotWire(passThrough.counts);
-  await operation();
-  const after = passThrough.counts;
-  return {
-    requests: after.requests - before.requests,
-    bodyBytes: after.bodyBytes - before.bodyBytes,
-    headerBytes: after.headerBytes - before.headerBytes,
-    lastBody: after.lastBody,
-    byRoute: Object.fromEntries(
-      Object.entries(after.byRoute)
-        .map(([route, count]) => [route, count - (before.byRoute[route] ?? 0)] as const)
-        .filter(([, count]) => count > 0),
-    ),
-  };
+/**
+ * Whether the proxy counted, since `before`, the requests and billed commands (commands forwarded
+ * plus subscriptions opened) that `passThroughs` counted together. Bytes are left out: the proxy
+ * does not read a subscription's body.
+ */
+export function proxyAgreesWith(
+  stats: Readonly<ProxyStats>,
+  before: Readonly<ProxyStats>,
+  passThroughs: readonly Readonly<WireCounts>[],
+): boolean {
+  const total = (pick: (counts: Readonly<WireCounts>) => number) =>
+    passThroughs.reduce((sum, counts) => sum + pick(counts), 0);
+  return (
+    stats.requests - before.requests === total((counts) => counts.requests) &&
+    stats.commands + stats.subscriptions - (before.commands + before.subscriptions) ===
+      total((counts) => counts.commands)
+  );
 }
 
 function average(list: WireCounts[]): OpCost {
@@ -209,6 +217,7 @@ function average(list: WireCounts[]): OpCost {
     Math.round(list.reduce((total, counts) => total + field(counts), 0) / list.length);
   return {
     requests: mean((counts) => counts.requests),
+    commands: mean((counts) => counts.commands),
     bodyBytes: mean((counts) => counts.bodyBytes),
     totalBytes: mean((counts) => counts.bodyBytes + counts.headerBytes),
     routes: [...new Set(list.flatMap((counts) => Object.keys(counts.byRoute)))],
