@@ -3,9 +3,10 @@ import { monotonicNow } from "./clock";
 import type { AcquisitionFailureReason, InstanceFailure, LockRedisError } from "./errors";
 import type { AcquirePlan } from "./options";
 import { raceAbort, TIMED_OUT, within } from "./race";
-import type { AttemptResult, LockStore } from "./store/lock-store";
-import { Doorbell, type RetryWindow } from "./wake/doorbell";
+import type { AttemptResult, LockStore, QueueTicket } from "./store/lock-store";
+import { Doorbell, type EventMeaning, type RetryWindow, unqueuedMeaning } from "./wake/doorbell";
 import { EventWatch } from "./wake/event-watch";
+import type { FeedEvent } from "./wake/feed-types";
 
 /** How one acquisition ended. */
 export type AcquireOutcome =
@@ -45,6 +46,13 @@ export interface AcquisitionContext {
    */
   readonly busy: { until: number };
 }
+
+/**
+ * How long a fair waiter's place in the queue outlives its longest wait between tries, in ms: a
+ * margin for a slow request and for the clocks of the waiters (deadlines are on their own clocks)
+ * differing. A waiter that left or died holds up the queue for at most its wait plus this.
+ */
+const QUEUE_GRACE_MS = 2_000;
 
 /** After a wait found the lock busy, later waits poll without subscribing for this many `maxDelay`s. */
 const BUSY_MEMORY_IN_MAX_DELAYS = 10;
@@ -86,6 +94,11 @@ export class Acquisition {
   #watch: EventWatch | undefined;
   /** Set once a subscription was dropped: this wait does not subscribe again. */
   #dropped = false;
+  /** In a fair queue: how many waiters the last try found ahead, and this waiter's place (its turn's name). */
+  #ahead: number | undefined;
+  #seq: number | undefined;
+  /** Whether the queue may still hold an entry of this waiter (a try queued it, and none took it out). */
+  #queued = false;
   /** The fingerprint of the holder the last try found, and how many tries in a row found it. */
   #holder: number | undefined;
   #sameHolder = 0;
@@ -103,6 +116,8 @@ export class Acquisition {
       return await this.#tryUntilDone();
     } finally {
       this.#watch?.close();
+      // A waiter that stops waiting gives its place up, rather than hold the line until it expires.
+      if (this.#queued) this.#context.background(this.#context.store.leaveQueue(this.#token));
     }
   }
 
@@ -138,13 +153,17 @@ export class Acquisition {
       if (this.#spent >= this.#plan.attempts || outOfTime || (this.#watch && now >= this.#windowEnd)) {
         return this.#giveUp(result, outOfTime ? "timeout" : "held");
       }
-      this.#dropSubscriptionIfBusy(now);
-      if (result.kind === "held") {
-        this.#noteHolder(result.holder);
-        this.#maybeSubscribe(result.pttl, now);
+      if (this.#context.store.fair) {
+        if (result.kind === "held") this.#maybeSubscribeInLine();
+      } else {
+        this.#dropSubscriptionIfBusy(now);
+        if (result.kind === "held") {
+          this.#noteHolder(result.holder);
+          this.#maybeSubscribe(result.pttl, now);
+        }
       }
       const wait = this.#nextTryAt(result, sentAt, now) - now;
-      this.#bell ??= new Doorbell();
+      this.#bell ??= this.#newDoorbell();
       try {
         await this.#bell.wait(Math.max(0, wait), this.#plan.signal, this.#retryWindow());
       } catch (reason) {
@@ -162,18 +181,25 @@ export class Acquisition {
   #tryOnce(): Promise<AttemptResult | typeof TIMED_OUT> {
     const { store, cleanUp, background } = this.#context;
     const plan = this.#plan;
+    // A try that answers after nobody waits for it: what it took is released, and a place it took in
+    // a fair queue is given up.
     const releaseIfTaken = (late: Promise<AttemptResult | typeof TIMED_OUT>) => {
       background(
         late.then(
-          (result) =>
-            result === TIMED_OUT || result.kind === "held"
-              ? undefined
-              : cleanUp(this.#token, this.#plan.lease),
+          (result) => {
+            if (result === TIMED_OUT) return undefined;
+            if (result.kind !== "held") return cleanUp(this.#token, this.#plan.lease);
+            return store.fair ? store.leaveQueue(this.#token) : undefined;
+          },
           () => cleanUp(this.#token, this.#plan.lease),
         ),
       );
     };
-    const attempt = store.attempt(this.#token, plan.lease, plan.fencing);
+    const ticket = this.#ticket();
+    const attempt = store.attempt(this.#token, plan.lease, plan.fencing, ticket).then((result) => {
+      this.#notePlace(result, ticket);
+      return result;
+    });
     const bounded = within(attempt, this.#budgetEnd - monotonicNow(), releaseIfTaken);
     return raceAbort(bounded, plan.signal, releaseIfTaken);
   }
@@ -182,6 +208,36 @@ export class Acquisition {
   #noteHolder(holder: number | undefined): void {
     this.#sameHolder = holder !== undefined && holder === this.#holder ? this.#sameHolder + 1 : 1;
     this.#holder = holder;
+  }
+
+  /**
+   * What a try of a fair acquisition tells the queue: now on this process's clock, how long its
+   * place stays without another try (its longest wait between tries, plus a margin), and whether it
+   * is its last try by count, so that the same request takes it out of the line if it fails.
+   */
+  #ticket(): QueueTicket | undefined {
+    if (!this.#context.store.fair) return undefined;
+    const { delay, maxDelay } = this.#plan.backoff;
+    return {
+      now: Date.now(),
+      entryTtl: Math.ceil(Math.max(delay, maxDelay)) + QUEUE_GRACE_MS,
+      lastTry: this.#spent >= this.#plan.attempts,
+    };
+  }
+
+  /** Records the waiter's place in a fair queue, as the try's answer gives it. */
+  #notePlace(result: AttemptResult, ticket: QueueTicket | undefined): void {
+    if (ticket === undefined) return;
+    if (result.kind === "held") {
+      this.#ahead = result.ahead;
+      this.#seq = result.seq || undefined;
+      this.#queued = !ticket.lastTry;
+    } else if (result.kind === "acquired") {
+      this.#queued = false;
+    } else {
+      // Unknown: the request may have queued it.
+      this.#queued = true;
+    }
   }
 
   /** Milliseconds from the first failure to the last try the schedule allows, at full delays. */
@@ -217,9 +273,40 @@ export class Acquisition {
     const polls = Math.min(left, this.#pollsUntil(span));
     const subscribed = 2 + Math.ceil(span / maxDelay);
     if (subscribed > polls) return;
-    this.#bell ??= new Doorbell();
+    this.#subscribe();
+  }
+
+  /**
+   * A fair waiter subscribes at once: only its own turn wakes it (not every release), and the
+   * announcement of its turn is what hands the lock over within a round trip. The subscription
+   * counts as one attempt, so it needs two left: itself and a try.
+   */
+  #maybeSubscribeInLine(): void {
+    const plan = this.#plan;
+    if (this.#watch || !plan.wakeOnRelease || !this.#context.store.canListen) return;
+    if (plan.attempts - this.#spent < 2) return;
+    this.#subscribe();
+  }
+
+  #subscribe(): void {
+    this.#bell ??= this.#newDoorbell();
     this.#watch = new EventWatch(this.#context.store, this.#bell);
     this.#spent += 1;
+  }
+
+  /**
+   * A doorbell that reads events as this waiter should: in a fair queue, only the announcement of
+   * its own turn (or a release while it is first in line) wakes it, at once; otherwise releases wake
+   * it within the retry window and acquisitions send it back.
+   */
+  #newDoorbell(): Doorbell {
+    if (!this.#context.store.fair) return new Doorbell(unqueuedMeaning);
+    return new Doorbell((event: FeedEvent): EventMeaning => {
+      if (event === "ended") return "soon";
+      if (event === "acquired") return "ignore";
+      if (event === "released") return this.#ahead === 0 ? "now" : "ignore";
+      return this.#seq !== undefined && event === `next:${this.#seq}` ? "now" : "ignore";
+    });
   }
 
   /**

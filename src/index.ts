@@ -13,7 +13,9 @@ export {
   type LockOperation,
   LockRedisError,
 } from "./errors";
+export type { LeaseHolder } from "./lease-holder";
 export { Lock } from "./lock";
+export { Semaphore } from "./semaphore";
 export type {
   AutoExtendConfig,
   DebounceConfig,
@@ -23,4 +25,5 @@ export type {
   LockCreateConfig,
   LockStatus,
   RetryConfig,
+  SemaphoreCreateConfig,
 } from "./types";

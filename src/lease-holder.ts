@@ -1,39 +1,24 @@
 import { type AcquireOutcome, Acquisition } from "./acquisition";
-import { scriptRunnerFor } from "./client/script-runner";
-import { guessServerKind } from "./client/server";
-import type { RedisClient } from "./client/types";
 import { monotonicNow } from "./clock";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { LockAcquisitionError, LockLostError } from "./errors";
 import { Hold } from "./hold";
 import { newToken } from "./ids";
-import {
-  type AcquirePlan,
-  LOCK_DEFAULTS,
-  type LockSettings,
-  resolveAcquirePlan,
-  resolveLockSettings,
-} from "./options";
+import { type AcquirePlan, LOCK_DEFAULTS, type LockSettings, resolveAcquirePlan } from "./options";
 import type { LockStore, Observation } from "./store/lock-store";
-import { QuorumStore } from "./store/quorum-store";
-import { SingleStore } from "./store/single-store";
-import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
+import type { LockAcquireConfig, LockStatus } from "./types";
 import { assertNonNegativeInteger } from "./validate";
-import { eventFeedFor } from "./wake/event-feed";
 
 ensureAsyncDisposeSymbol();
 
+/** Makes the store of a holder, given where to hand its background work. */
+export type StoreFactory = (background: (work: Promise<unknown>) => void) => LockStore;
+
 /**
- * A distributed lock on one Redis key. The key is the lock's `id`; its value is the holder's
- * token (a UUID unless you pass your own), so 0.2 and this version exclude each other.
- *
- * @example
- * const lock = new Lock({ id: "invoice:42", redis: Redis.fromEnv() });
- * if (await lock.acquire()) {
- *   try { await work(); } finally { await lock.release(); }
- * }
+ * What a `Lock` and a `Semaphore` share: taking a lease (the lock, or one permit), holding it with a
+ * local deadline, a loss signal and auto-extend, and giving it back. Not constructed directly.
  */
-export class Lock implements AsyncDisposable {
+export abstract class LeaseHolder implements AsyncDisposable {
   readonly #settings: LockSettings;
   readonly #store: LockStore;
   /** The token this instance holds or was seeded with; kept when a later acquire fails. */
@@ -48,14 +33,11 @@ export class Lock implements AsyncDisposable {
   /** Until when waits poll without subscribing: the lock was found changing hands faster than polls. */
   readonly #busy = { until: 0 };
 
-  /**
-   * Checks the options and creates the lock; sends nothing to Redis.
-   * @throws {TypeError | RangeError} when an option is missing or out of range.
-   */
-  constructor(config: LockCreateConfig) {
-    this.#settings = resolveLockSettings(config);
-    this.#store = this.#createStore(config.redis);
-    this.#token = this.#settings.uuid;
+  /** @param createStore makes the Redis side, given where to hand background work. */
+  protected constructor(settings: LockSettings, createStore: StoreFactory) {
+    this.#settings = settings;
+    this.#store = createStore((work) => this.#background(work));
+    this.#token = settings.uuid;
   }
 
   /** The lock's id; its Redis key is `prefix` + `id`. */
@@ -221,23 +203,6 @@ export class Lock implements AsyncDisposable {
     if (token !== undefined) await this.#releaseQuietly(token);
   }
 
-  #createStore(redis: RedisClient | readonly RedisClient[]): LockStore {
-    const { id, key, server } = this.#settings;
-    const clients: readonly RedisClient[] = Array.isArray(redis) ? redis : [redis as RedisClient];
-    const stores = clients.map((client) => {
-      const kind = server ?? guessServerKind(client);
-      return new SingleStore({
-        lockId: id,
-        key,
-        scripts: scriptRunnerFor(client, kind === "upstash"),
-        server: kind,
-        feed: eventFeedFor(client),
-      });
-    });
-    if (stores.length === 1) return stores[0] as SingleStore;
-    return new QuorumStore(id, stores, (work) => this.#background(work));
-  }
-
   #defaultPlan(): AcquirePlan {
     this.#plainPlan ??= resolveAcquirePlan(undefined, this.#settings);
     return this.#plainPlan;
@@ -316,7 +281,10 @@ export class Lock implements AsyncDisposable {
     }
   }
 
-  /** Releases a token an abandoned request may have taken, unless this instance holds it. */
+  /**
+   * Releases a token an abandoned request may have taken, unless this instance holds it, and gives
+   * up any place that request took in a fair queue.
+   */
   async #cleanUp(token: string, lease: number): Promise<void> {
     if (token === this.#token) return;
     try {
@@ -324,6 +292,7 @@ export class Lock implements AsyncDisposable {
     } catch {
       // Best effort: the lease bounds how long such a key can stay.
     }
+    await this.#store.leaveQueue(token);
   }
 
   /** Tracks work that outlives a call, and hands it to the platform's `waitUntil` if one was given. */

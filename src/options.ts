@@ -36,6 +36,8 @@ export interface LockSettings {
   readonly uuid: string | undefined;
   /** The server kind the user declared; undefined lets each client's own kind decide. */
   readonly server: ServerKind | undefined;
+  /** Whether waiters queue in arrival order. */
+  readonly fair: boolean;
   /** Where background work is handed, so a serverless platform keeps the function alive for it. */
   readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined;
   /** The options every acquisition starts from. */
@@ -129,6 +131,34 @@ function optionalToken(uuid: unknown): string | undefined {
   return uuid;
 }
 
+/** `fair` is a boolean, and a quorum cannot offer it: one queue per instance gives no single order. */
+function validateFair(fair: unknown, instances: number): boolean {
+  if (fair === undefined) return false;
+  if (typeof fair !== "boolean") {
+    throw new TypeError(`Expected \`fair\` to be a boolean, got ${describeValue(fair)}`);
+  }
+  if (fair && instances > 1) {
+    throw new TypeError(
+      "`fair` is not supported with a quorum of Redis instances: each instance would keep its own queue, so no single order of arrival exists",
+    );
+  }
+  return fair;
+}
+
+/** The most permits a semaphore may have: every acquire sends every permit's key. */
+export const MAX_PERMITS = 1_000;
+
+/** Validates a semaphore's `limit`: a positive integer, at most {@link MAX_PERMITS}. */
+export function resolvePermitLimit(limit: unknown): number {
+  assertPositiveInteger("limit", limit, "permits");
+  if (limit > MAX_PERMITS) {
+    throw new RangeError(
+      `Expected \`limit\` to be at most ${MAX_PERMITS} (permits; every acquire sends every permit's key), got ${limit}`,
+    );
+  }
+  return limit;
+}
+
 function validateServer(server: unknown): ServerKind | undefined {
   if (server === undefined || server === "upstash" || server === "redis") return server;
   throw new TypeError(`Expected \`server\` to be "upstash" or "redis", got ${describeValue(server)}`);
@@ -143,12 +173,14 @@ export function resolveLockSettings(config: LockCreateConfig): LockSettings {
   const hold = validateHoldOptions(config);
   if (hold.fencing) assertFencingPossible(instances);
   if (config.waitUntil !== undefined) assertFunction("waitUntil", config.waitUntil);
+  const fair = validateFair(config.fair, instances);
   return {
     id: config.id,
     key: prefixedKey(config.prefix, config.id),
     instances,
     uuid: optionalToken(config.uuid),
     server: validateServer(config.server),
+    fair,
     waitUntil: config.waitUntil,
     hold,
   };

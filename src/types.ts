@@ -157,12 +157,31 @@ export type LockCreateConfig = HoldOptions & {
    */
   server?: "upstash" | "redis";
   /**
+   * Serve waiters in the order they arrived: they queue in Redis, and when the lock is freed only the
+   * first in line may take it. Its turn is announced to it alone, so a release wakes one waiter,
+   * not all. A waiter that gives up leaves the line; one that dies keeps its place until it expires:
+   * `retry.maxDelay` plus 2 s after its last try. An unfair acquire on the same key (a `Lock`
+   * without `fair`, or 0.2's) ignores the line and takes a free lock when it finds one. Not with a
+   * quorum.
+   * @default false
+   */
+  fair?: boolean;
+  /**
    * Receives every piece of work the lock leaves running in the background (the release of a
    * token whose acquire was abandoned or timed out), so a serverless platform keeps the function
    * alive until it settles: pass Vercel's `waitUntil` from `@vercel/functions`, or a Worker's
    * `ctx.waitUntil.bind(ctx)`. The promises never reject. `lock.pending` offers the same as one promise.
    */
   waitUntil?: (promise: Promise<unknown>) => void;
+};
+
+/** Options of `new Semaphore(...)`: a lock's, plus how many may hold it at once. */
+export type SemaphoreCreateConfig = LockCreateConfig & {
+  /**
+   * How many holders at once: a positive integer, at most 1000 (every acquire sends every permit's
+   * key, so a large limit makes large requests).
+   */
+  limit: number;
 };
 
 /** Options of `new Debounce(...)`. */

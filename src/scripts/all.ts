@@ -1,6 +1,16 @@
 import { takeIfFreeOrOwned, takeWithClockFence, takeWithCountedFence } from "./acquire";
 import { countCall, isLatestCall } from "./debounce";
 import { addLeaseIfOwned } from "./extend";
+import {
+  addLeaseToPermit,
+  checkPermit,
+  leaveQueue,
+  releasePermit,
+  renewPermit,
+  takePermit,
+  takePermitWithClockFence,
+  takePermitWithCountedFence,
+} from "./permits";
 import { deleteIfOwned } from "./release";
 import { renewIfOwned } from "./renew";
 import { checkOwner } from "./status";
@@ -16,4 +26,12 @@ export const allScripts = [
   checkOwner,
   countCall,
   isLatestCall,
+  takePermit,
+  takePermitWithCountedFence,
+  takePermitWithClockFence,
+  releasePermit,
+  addLeaseToPermit,
+  checkPermit,
+  renewPermit,
+  leaveQueue,
 ];

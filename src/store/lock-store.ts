@@ -14,9 +14,22 @@ export type AttemptResult =
       readonly kind: "held";
       readonly pttl: number;
       readonly holder?: number | undefined;
+      /** Fair stores: how many waiters are ahead in the queue, and this waiter's place (its turn's name). */
+      readonly ahead?: number | undefined;
+      readonly seq?: number | undefined;
       readonly failures?: readonly InstanceFailure[];
     }
   | { readonly kind: "error"; readonly error: LockRedisError };
+
+/** What a try of a fair acquisition tells the queue about its waiter. */
+export interface QueueTicket {
+  /** Wall-clock milliseconds (`Date.now()`): queue deadlines are on the waiters' own clocks. */
+  readonly now: number;
+  /** How long the waiter's entry stays without another try, in milliseconds. */
+  readonly entryTtl: number;
+  /** The waiter's last try: it leaves the queue if it does not get in. */
+  readonly lastTry: boolean;
+}
 
 /**
  * What Redis said about a token: whether it holds the key, and for how much longer (ms; -1 when
@@ -35,8 +48,22 @@ export interface Observation {
 export interface LockStore {
   /** Whether waits can subscribe to the lock's announcements here (the client can, and Web Crypto names the channel). */
   readonly canListen: boolean;
-  /** One acquire round. Resolves with "error" rather than rejecting when Redis cannot be reached. */
-  attempt(token: string, lease: number, fencing: FencingPlan): Promise<AttemptResult>;
+  /** Whether waiters queue in arrival order (a fair lock or semaphore). */
+  readonly fair: boolean;
+  /**
+   * One acquire round. Resolves with "error" rather than rejecting when Redis cannot be reached.
+   * @param ticket the waiter's queue entry, for fair stores.
+   * @param onlyPermit a 1-based permit to try alone (a quorum takes the same permit everywhere).
+   */
+  attempt(
+    token: string,
+    lease: number,
+    fencing: FencingPlan,
+    ticket?: QueueTicket,
+    onlyPermit?: number,
+  ): Promise<AttemptResult>;
+  /** Takes `token` out of the fair queue (it stopped waiting). Never rejects. */
+  leaveQueue(token: string): Promise<void>;
   /** Deletes the key if it holds `token`. @throws {LockRedisError} */
   release(token: string, lease: number): Promise<boolean>;
   /** Adds `amount` ms to the lease if the key holds `token` (0 only checks). @throws {LockRedisError} */

@@ -3,7 +3,6 @@ import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRed
 import { TIMED_OUT, within } from "../race";
 import type { FeedEvent, StopListening } from "../wake/feed-types";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
-import type { SingleStore } from "./single-store";
 
 type Failure = LockRedisError | InstanceTimeoutError;
 type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure };
@@ -29,18 +28,22 @@ const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
  */
 export class QuorumStore implements LockStore {
   readonly #lockId: string;
-  readonly #instances: readonly SingleStore[];
+  readonly #instances: readonly LockStore[];
   readonly #majority: number;
+  /** Permits per instance: 1 for a lock. */
+  readonly #permits: number;
   /** Where background clean-up goes (the release of late grants after a failed round). */
   readonly #background: (work: Promise<unknown>) => void;
 
   constructor(
     lockId: string,
-    instances: readonly SingleStore[],
+    instances: readonly LockStore[],
     background: (work: Promise<unknown>) => void,
+    permits = 1,
   ) {
     this.#lockId = lockId;
     this.#instances = instances;
+    this.#permits = permits;
     this.#majority = Math.floor(instances.length / 2) + 1;
     this.#background = background;
   }
@@ -49,10 +52,34 @@ export class QuorumStore implements LockStore {
     return this.#instances.some((instance) => instance.canListen);
   }
 
+  readonly fair = false;
+
+  async leaveQueue(): Promise<void> {
+    // A quorum has no fair queue: there would be one per instance, with no single order.
+  }
+
+  /**
+   * One try. A lock is one round; a semaphore tries its permits one by one, from a random one,
+   * each a round of its own, until a majority grants the same permit: two majorities always share
+   * an instance, where a permit holds one token, so no more holders than permits can form.
+   */
   async attempt(token: string, lease: number): Promise<AttemptResult> {
+    if (this.#permits === 1) return this.#round(token, lease, 0);
+    const start = Math.floor(Math.random() * this.#permits);
+    let last: AttemptResult = { kind: "held", pttl: -1 };
+    for (let step = 0; step < this.#permits; step++) {
+      last = await this.#round(token, lease, ((start + step) % this.#permits) + 1);
+      if (last.kind !== "held") return last;
+    }
+    return last;
+  }
+
+  async #round(token: string, lease: number, onlyPermit: number): Promise<AttemptResult> {
     const sentAt = monotonicNow();
-    const requests = this.#instances.map((instance) => instance.attempt(token, lease, undefined));
-    const answers = await this.#round("acquire", requests, lease, (so) => {
+    const requests = this.#instances.map((instance) =>
+      instance.attempt(token, lease, undefined, undefined, onlyPermit),
+    );
+    const answers = await this.#ask("acquire", requests, lease, (so) => {
       const granted = so.filter((answer) => answer?.ok && answer.value.kind === "acquired").length;
       const refused = so.filter(
         (answer) => answer && !(answer.ok && answer.value.kind === "acquired"),
@@ -87,15 +114,15 @@ export class QuorumStore implements LockStore {
   }
 
   async release(token: string, lease: number): Promise<boolean> {
-    return this.#vote("release", lease, (instance) => instance.release(token));
+    return this.#vote("release", lease, (instance) => instance.release(token, lease));
   }
 
   async extend(token: string, amount: number, lease: number): Promise<Observation> {
-    return this.#observe("extend", lease, (instance) => instance.extend(token, amount));
+    return this.#observe("extend", lease, (instance) => instance.extend(token, amount, lease));
   }
 
   async status(token: string, lease: number): Promise<Observation> {
-    return this.#observe("status", lease, (instance) => instance.status(token));
+    return this.#observe("status", lease, (instance) => instance.status(token, lease));
   }
 
   async renew(token: string, lease: number): Promise<Observation> {
@@ -156,11 +183,11 @@ export class QuorumStore implements LockStore {
   ): Promise<void> {
     const limit = this.#instanceLimit(lease);
     const releases = requests.map((request, index) => {
-      const instance = this.#instances[index] as SingleStore;
+      const instance = this.#instances[index] as LockStore;
       const release = request
         .then(
-          (result) => (result.kind === "held" ? undefined : instance.release(token)),
-          () => instance.release(token),
+          (result) => (result.kind === "held" ? undefined : instance.release(token, lease)),
+          () => instance.release(token, lease),
         )
         .catch(() => {
           // Best effort: the lease bounds how long this instance keeps the key.
@@ -178,7 +205,7 @@ export class QuorumStore implements LockStore {
    * Sends one request per instance and resolves as soon as `decided` says the answers so far settle
    * the outcome, or every instance answered. Each instance is waited for at most a share of `lease`.
    */
-  #round<T>(
+  #ask<T>(
     operation: LockOperation,
     requests: readonly Promise<T>[],
     lease: number,
@@ -215,9 +242,9 @@ export class QuorumStore implements LockStore {
   async #vote(
     operation: LockOperation,
     lease: number,
-    request: (instance: SingleStore) => Promise<boolean>,
+    request: (instance: LockStore) => Promise<boolean>,
   ): Promise<boolean> {
-    const answers = await this.#round(operation, this.#instances.map(request), lease, (so) =>
+    const answers = await this.#ask(operation, this.#instances.map(request), lease, (so) =>
       this.#isDecided(
         so.map((answer) => (answer?.ok ? answer.value : answer === undefined ? undefined : null)),
       ),
@@ -229,9 +256,9 @@ export class QuorumStore implements LockStore {
   async #observe(
     operation: LockOperation,
     lease: number,
-    request: (instance: SingleStore) => Promise<Observation>,
+    request: (instance: LockStore) => Promise<Observation>,
   ): Promise<Observation> {
-    const answers = await this.#round(operation, this.#instances.map(request), lease, (so) =>
+    const answers = await this.#ask(operation, this.#instances.map(request), lease, (so) =>
       this.#isDecided(
         so.map((answer) => (answer?.ok ? answer.value.held : answer === undefined ? undefined : null)),
       ),

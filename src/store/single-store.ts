@@ -43,6 +43,12 @@ export class SingleStore implements LockStore {
     return this.#target.feed !== undefined && canNameEventChannels();
   }
 
+  readonly fair = false;
+
+  async leaveQueue(): Promise<void> {
+    // Not fair: no queue to leave.
+  }
+
   async attempt(token: string, lease: number, fencing: FencingPlan): Promise<AttemptResult> {
     const { script, keys, args } = this.#acquireCall(token, lease, fencing);
     try {

@@ -10,6 +10,20 @@ export interface RetryWindow {
 }
 
 /**
+ * What an event means to a waiter: retry at once ("now": its turn was announced to it alone), soon
+ * (within the retry window: a release every waiter heard), go back to the full wait ("cancel":
+ * someone else took the lock), or nothing ("ignore").
+ */
+export type EventMeaning = "now" | "soon" | "cancel" | "ignore";
+
+/** How a waiter without a place in a queue reads events: releases wake it, acquisitions send it back. */
+export function unqueuedMeaning(event: FeedEvent): EventMeaning {
+  if (event === "acquired") return "cancel";
+  // A broken subscription ("ended"), a release, or a turn announced in a fair queue it is not in.
+  return "soon";
+}
+
+/**
  * Lets lock events cut a waiting acquisition's wait short, without a stampede.
  *
  * A release ends the wait at a random moment of the retry window, so that of all the waiters it
@@ -21,18 +35,27 @@ export interface RetryWindow {
  * waits (an attempt is in flight) is remembered for the next wait.
  */
 export class Doorbell {
-  #released = false;
-  #onEvent: ((event: FeedEvent) => void) | undefined;
+  readonly #meaning: (event: FeedEvent) => EventMeaning;
+  /** What the events since the last reset asked for, kept for a wait that had not started yet. */
+  #pending: EventMeaning = "ignore";
+  #onEvent: ((meaning: EventMeaning) => void) | undefined;
+
+  /** @param meaning how the waiter reads each event. */
+  constructor(meaning: (event: FeedEvent) => EventMeaning = unqueuedMeaning) {
+    this.#meaning = meaning;
+  }
 
   /** Called by the event feed. */
   readonly ring = (event: FeedEvent): void => {
-    this.#released = event !== "acquired";
-    this.#onEvent?.(event);
+    const meaning = this.#meaning(event);
+    if (meaning === "ignore") return;
+    if (meaning !== "soon" || this.#pending !== "now") this.#pending = meaning;
+    this.#onEvent?.(meaning);
   };
 
   /** Forgets earlier events: called as an attempt is sent, which sees any release before it. */
   reset(): void {
-    this.#released = false;
+    this.#pending = "ignore";
   }
 
   /**
@@ -70,9 +93,14 @@ export class Doorbell {
         );
       };
       const soon = () => Math.min(deadline, monotonicNow() + retry.after + Math.random() * retry.spread);
-      this.#onEvent = (event) => wakeAt(event === "acquired" ? deadline : soon());
+      const wakeFor = (meaning: EventMeaning) => {
+        if (meaning === "now") wakeAt(monotonicNow());
+        else if (meaning === "soon") wakeAt(soon());
+        else wakeAt(deadline);
+      };
+      this.#onEvent = wakeFor;
       signal?.addEventListener("abort", onAbort, { once: true });
-      wakeAt(this.#released ? soon() : deadline);
+      wakeFor(this.#pending);
     });
   }
 }

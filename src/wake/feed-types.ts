@@ -1,8 +1,11 @@
 // The contract between a waiting acquisition and the announcements of its lock. Types only, so the
 // feeds and the code that picks one import them without import cycles.
 
-/** What a lock's event channel carries. */
-export type LockEvent = "released" | "acquired";
+/**
+ * What a lock's event channel carries: a release, an acquisition, or (fair locks and semaphores)
+ * the turn of the waiter whose place in the queue is `<seq>`.
+ */
+export type LockEvent = "released" | "acquired" | `next:${number}`;
 
 /**
  * What a listener hears: a lock event, or "ended" when the subscription broke (a stream or

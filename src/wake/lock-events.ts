@@ -33,7 +33,11 @@ export async function lockEventChannel(key: string): Promise<string | undefined>
   }
 }
 
+const TURN = /^next:\d+$/;
+
 /** Reads a channel message as a lock event; anything else counts as a release (the safe guess: retry). */
 export function lockEventOf(message: unknown): LockEvent {
-  return message === "acquired" ? "acquired" : "released";
+  if (message === "acquired") return "acquired";
+  if (typeof message === "string" && TURN.test(message)) return message as LockEvent;
+  return "released";
 }

@@ -2,16 +2,28 @@ import { describe, expect, it } from "vitest";
 import { scriptRunnerFor } from "../../src/client/script-runner";
 import { guessServerKind } from "../../src/client/server";
 import type { RedisClient, ScriptArgument, ScriptReply } from "../../src/client/types";
-import { Debounce, Lock } from "../../src/index";
+import { sameSlotKey } from "../../src/hash-slot";
+import { Debounce, Lock, Semaphore } from "../../src/index";
 import { fenceKey, receiptKey } from "../../src/keys";
 import { takeIfFreeOrOwned, takeWithClockFence, takeWithCountedFence } from "../../src/scripts/acquire";
 import { allScripts } from "../../src/scripts/all";
 import { countCall, isLatestCall } from "../../src/scripts/debounce";
 import { addLeaseIfOwned } from "../../src/scripts/extend";
+import {
+  addLeaseToPermit,
+  checkPermit,
+  leaveQueue,
+  releasePermit,
+  renewPermit,
+  takePermit,
+  takePermitWithClockFence,
+  takePermitWithCountedFence,
+} from "../../src/scripts/permits";
 import { deleteIfOwned } from "../../src/scripts/release";
 import { renewIfOwned } from "../../src/scripts/renew";
 import type { LuaScript } from "../../src/scripts/script";
 import { checkOwner } from "../../src/scripts/status";
+import { permitKeys } from "../../src/store/permit-store";
 import { uniqueId } from "../support/redis";
 
 /** What the server behind a client lets a test do besides sending scripts. */
@@ -70,11 +82,61 @@ async function exerciseEveryScript(run: Run): Promise<void> {
     expect(nextToken).toBeGreaterThan(firstToken as number);
   }
 
+  await exercisePermitScripts(run);
+
   const counter = uniqueId("scripts-counter");
   expect(await run(countCall, [counter], [60_000])).toBe(1);
   expect(await run(countCall, [counter], [60_000])).toBe(2);
   expect(await run(isLatestCall, [counter], [1])).toBe(0);
   expect(await run(isLatestCall, [counter], [2])).toBe(1);
+}
+
+/** The permit scripts (semaphores, fair locks), with the arguments the library sends. */
+async function exercisePermitScripts(run: Run): Promise<void> {
+  const base = uniqueId("scripts-permits");
+  const [queue, deadlines, receipt, fence] = [":queue", ":queue-deadlines", ":receipt", ":fence"].map(
+    (suffix) => sameSlotKey(base, suffix),
+  ) as [string, string, string, string];
+  const permits = permitKeys(base, 2);
+  const take = (token: string, fair: boolean, lastTry = false) =>
+    [token, LEASE_MS, base, fair ? "1" : "0", Date.now(), 5_000, lastTry ? "1" : "0", 0] as ScriptArgument[];
+  const takeKeys = [queue, deadlines, fence, ...permits];
+  expect(await run(takePermit, takeKeys, take("a", true))).toEqual([1, 1]);
+  const [, second, fenceToken] = (await run(
+    takePermitWithCountedFence,
+    takeKeys,
+    take("b", true),
+  )) as number[];
+  expect(second).toBe(2);
+  expect(fenceToken).toBe(1);
+  // Both permits taken: a fair caller queues (first in line, place 1); a last try leaves the line.
+  const [taken, pttl, holder, ahead, seq] = (await run(takePermit, takeKeys, take("c", true))) as number[];
+  expect([taken, ahead, seq]).toEqual([0, 0, 1]);
+  expect(pttl).toBeGreaterThan(0);
+  expect(holder).toBeGreaterThan(0);
+  const lastTry = (await run(takePermit, takeKeys, take("d", true, true))) as number[];
+  expect([lastTry[0], lastTry[3], lastTry[4]]).toEqual([0, 0, 0]);
+  expect(await run(checkPermit, permits, ["a"])).toEqual([1, expect.any(Number)]);
+  expect(await run(checkPermit, permits, ["z"])).toEqual([0, -2]);
+  const [renewed] = (await run(renewPermit, permits, ["a", LEASE_MS])) as number[];
+  expect(renewed).toBe(1);
+  const [extended, target] = (await run(
+    addLeaseToPermit,
+    [receipt, ...permits],
+    ["a", "e1", 5_000],
+  )) as number[];
+  expect(extended).toBe(1);
+  expect(target).toBeGreaterThan(5_000);
+  // Releasing "a" frees a permit and announces the turn of the first in line ("c").
+  const releaseKeys = [queue, deadlines, receipt, ...permits];
+  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now()])).toBe(1);
+  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now()])).toBe(1);
+  expect(await run(takePermitWithClockFence, takeKeys, [...take("c", true), LEASE_MS + 60_000])).toEqual([
+    1,
+    1,
+    expect.any(Number),
+  ]);
+  expect(await run(leaveQueue, [queue, deadlines], ["c"])).toBe(0);
 }
 
 /** The runner a Lock on `client` would use: key-locked scripts where the client looks like Upstash. */
@@ -122,6 +184,7 @@ export function describeClientContract(
   });
 
   describeLockContract(client, { fencing: true, extraIds });
+  describeSemaphoreContract(client, { fencing: true, fair: true, extraIds });
 
   describe("Debounce with the raw client", () => {
     it("runs the callback once per burst, with the winning call's argument", async () => {
@@ -263,6 +326,104 @@ export function describeLockContract(
       const next = new Lock({ id, redis: redis(), retry: { attempts: 1 } });
       expect(await next.acquire()).toBe(true);
       await next.release();
+    });
+  });
+}
+
+/**
+ * The semaphore contract, given the `redis` option as users pass it. A quorum offers neither fair
+ * queues nor fencing tokens.
+ */
+export function describeSemaphoreContract(
+  redis: () => RedisClient | readonly RedisClient[],
+  { fencing, fair, extraIds = [] }: LockContractOptions & { readonly fair: boolean },
+): void {
+  describe("Semaphore with the raw client", () => {
+    const ids: [string, () => string][] = [
+      ["a plain id", () => uniqueId("semaphore")],
+      ...extraIds.map((id): [string, () => string] => [JSON.stringify(id), () => `${id}:semaphore`]),
+    ];
+    it.each(ids)("admits `limit` holders of %s, extends, reports and releases", async (_name, makeId) => {
+      const id = makeId();
+      const make = () =>
+        new Semaphore({ id, redis: redis(), limit: 2, lease: LEASE_MS, fencing, retry: { attempts: 1 } });
+      const [a, b, c] = [make(), make(), make()];
+      expect(await a.acquire()).toBe(true);
+      expect(await b.acquire()).toBe(true);
+      expect(await c.acquire()).toBe(false);
+      if (fencing) expect(b.fencingToken).toBeGreaterThan(a.fencingToken as number);
+      expect(await a.getStatus()).toBe("ACQUIRED");
+      expect(await c.getStatus()).toBe("FREE");
+      expect(await b.extend(5_000)).toBe(true);
+      expect(b.remainingMs).toBeGreaterThan(LEASE_MS);
+      expect(await a.release()).toBe(true);
+      expect(await c.acquire()).toBe(true);
+      expect(await b.release()).toBe(true);
+      expect(await c.release()).toBe(true);
+      expect(await a.release()).toBe(false);
+    });
+
+    it("a seeded uuid checks, extends and releases a permit taken elsewhere", async () => {
+      const id = uniqueId("semaphore-seeded");
+      const holder = new Semaphore({ id, redis: redis(), limit: 3 });
+      expect(await holder.acquire({ uuid: "123" })).toBe(true);
+      const other = new Semaphore({ id, redis: redis(), limit: 3, uuid: "123" });
+      expect(await other.getStatus()).toBe("ACQUIRED");
+      expect(await other.extend(1_000)).toBe(true);
+      expect(await other.release()).toBe(true);
+      expect(await holder.getStatus()).toBe("FREE");
+    });
+
+    it("never admits more than `limit` of many concurrent acquirers", async () => {
+      const id = uniqueId("semaphore-many");
+      const semaphores = Array.from(
+        { length: 8 },
+        () => new Semaphore({ id, redis: redis(), limit: 3, retry: { attempts: 1 } }),
+      );
+      const won = await Promise.all(semaphores.map((semaphore) => semaphore.acquire()));
+      expect(won.filter(Boolean).length).toBeLessThanOrEqual(3);
+      expect(won.filter(Boolean).length).toBeGreaterThanOrEqual(1);
+      await Promise.all(semaphores.map((semaphore) => semaphore.release()));
+    });
+
+    it("auto-extends a short lease through longer work, and await using releases", async () => {
+      const id = uniqueId("semaphore-auto");
+      {
+        await using permit = await new Semaphore({
+          id,
+          redis: redis(),
+          limit: 1,
+          lease: 300,
+          autoExtend: true,
+        }).acquireOrThrow();
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        expect(permit.signal.aborted).toBe(false);
+        expect(await permit.getStatus()).toBe("ACQUIRED");
+      }
+      expect(await new Semaphore({ id, redis: redis(), limit: 1, retry: { attempts: 1 } }).acquire()).toBe(
+        true,
+      );
+    });
+
+    // A quorum has no fair queue (one per instance would give no single order): not registered there.
+    if (!fair) return;
+    it("fair: waiters get their permits in the order they arrived", async () => {
+      const id = uniqueId("semaphore-fair");
+      const options = { id, limit: 1, fair: true, retry: { delay: 50, maxDelay: 500 } };
+      const holder = new Semaphore({ ...options, redis: redis() });
+      await holder.acquireOrThrow();
+      const served: number[] = [];
+      const waiting = [0, 1, 2].map(async (index) => {
+        await new Promise((resolve) => setTimeout(resolve, 150 * index));
+        const waiter = new Semaphore({ ...options, redis: redis() });
+        await waiter.acquireOrThrow({ timeout: 10_000 });
+        served.push(index);
+        await waiter.release();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await holder.release();
+      await Promise.all(waiting);
+      expect(served).toEqual([0, 1, 2]);
     });
   });
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RedisClient } from "../../src/client/types";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { describeLockContract } from "./contract";
+import { describeLockContract, describeSemaphoreContract } from "./contract";
 
 // Three independent redis-servers: the quorum topology, with each kind of client.
 let servers: RedisServerHandle[] = [];
@@ -76,6 +76,7 @@ describe.each<[string, Connect]>([
   });
 
   describeLockContract(() => connected.clients, { fencing: false });
+  describeSemaphoreContract(() => connected.clients, { fencing: false, fair: false });
 
   it("emitted no client errors", () => {
     expect(errors).toEqual([]);

@@ -1,6 +1,7 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { Debounce, Lock, LockAcquisitionError, LockRedisError } from "../../src/index";
+import { usePrivateStack } from "../stack/helpers/private-stack";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { newRedis, uniqueId } from "../support/redis";
 
@@ -139,22 +140,37 @@ describe("retry.attempts counts tries", () => {
 });
 
 describe("EVALSHA with an EVAL fallback", () => {
-  // SCRIPT FLUSH empties the script cache of the whole server: run it only on the suite's own
-  // throwaway Redis, never on a server given through UPSTASH_REDIS_REST_URL.
-  it.skipIf(inject("redisUrl") === "")(
-    "after SCRIPT FLUSH, the first call re-sends the script once; later calls use the SHA-1 only",
-    async () => {
-      const lock = new Lock({ id: uniqueId("noscript"), redis });
-      await redis.scriptFlush();
-      expect(await requestsDuring(() => lock.acquire())).toBe(2);
-      expect(await lock.getStatus()).toBe("ACQUIRED");
-      expect(await requestsDuring(() => lock.extend(100))).toBe(2);
-      expect(await requestsDuring(() => lock.extend(100))).toBe(1);
-      expect(await requestsDuring(() => lock.release())).toBe(2);
-      expect(await requestsDuring(() => lock.acquire())).toBe(1);
-      await lock.release();
-    },
-  );
+  // SCRIPT FLUSH empties the script cache of the whole server: on a server of this test's own, where
+  // no other test file can load the scripts again between the flush and the count.
+  const privateStack = usePrivateStack();
+
+  it("after SCRIPT FLUSH, the first call re-sends the script once; later calls use the SHA-1 only", async () => {
+    const stats = privateStack().proxy.stats;
+    const own = new Redis({
+      url: privateStack().url,
+      token: privateStack().token,
+      retry: false,
+      enableTelemetry: false,
+    });
+    const lock = new Lock({ id: uniqueId("noscript"), redis: own });
+    const during = async (action: () => Promise<unknown>) => {
+      const before = stats.requests;
+      await action();
+      return stats.requests - before;
+    };
+    // The first use of each script in this process sends it in full: one request each.
+    expect(await during(() => lock.acquire())).toBe(1);
+    expect(await during(() => lock.extend(100))).toBe(1);
+    expect(await during(() => lock.release())).toBe(1);
+    await own.scriptFlush();
+    expect(await during(() => lock.acquire())).toBe(2);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await during(() => lock.extend(100))).toBe(2);
+    expect(await during(() => lock.extend(100))).toBe(1);
+    expect(await during(() => lock.release())).toBe(2);
+    expect(await during(() => lock.acquire())).toBe(1);
+    await lock.release();
+  });
 });
 
 describe("retry safety: a request that ran but whose reply was lost", () => {

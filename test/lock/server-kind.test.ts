@@ -4,7 +4,7 @@
 import { Redis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Debounce, Lock } from "../../src/index";
+import { Debounce, Lock, Semaphore } from "../../src/index";
 import { takeIfFreeOrOwned } from "../../src/scripts/acquire";
 import { allScripts } from "../../src/scripts/all";
 import { deleteIfOwned } from "../../src/scripts/release";
@@ -27,6 +27,41 @@ async function cycle(lock: Lock): Promise<void> {
   expect(await lock.release()).toBe(true);
 }
 
+/**
+ * Runs every permit script: a fair semaphore's acquire (with each kind of fencing), extend,
+ * status, renewals and release, and a fair waiter that gives up its place.
+ */
+async function permitCycle(redis: Redis): Promise<void> {
+  const id = uniqueId("flagged-permits");
+  for (const fencing of [false, true, { clockFloor: true }]) {
+    const semaphore = new Semaphore({
+      id,
+      redis,
+      limit: 1,
+      fair: true,
+      fencing,
+      lease: 200,
+      autoExtend: { interval: 20 },
+    });
+    expect(await semaphore.acquire()).toBe(true);
+    expect(await semaphore.extend(100)).toBe(true);
+    expect(await semaphore.getStatus()).toBe("ACQUIRED");
+    if (fencing === false) {
+      // Someone waits in line meanwhile, and gives up its place.
+      const controller = new AbortController();
+      const waiter = new Semaphore({ id, redis, limit: 1, fair: true, retry: { delay: 20 } });
+      const waiting = waiter.acquire({ signal: controller.signal, timeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.abort();
+      await waiting.catch(() => {});
+      await waiter.pending;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(semaphore.signal.aborted).toBe(false);
+    expect(await semaphore.release()).toBe(true);
+  }
+}
+
 describe("through @upstash/redis, against the proxy's emulation of Upstash", () => {
   const stack = usePrivateStack();
   const client = (overrides: Partial<ConstructorParameters<typeof Redis>[0]> = {}) =>
@@ -37,6 +72,7 @@ describe("through @upstash/redis, against the proxy's emulation of Upstash", () 
     await redis.scriptFlush();
     await cycle(new Lock({ id: uniqueId("flagged"), redis }));
     await cycle(new Lock({ id: uniqueId("flagged"), redis, fencing: { clockFloor: true } }));
+    await permitCycle(redis);
     const debounce = new Debounce({ id: uniqueId("flagged-debounce"), redis, wait: 10, callback: () => {} });
     expect(await debounce.call()).toBe(true);
     // Every script ran in its key-locked form, none in its plain one (the proxy answers SCRIPT

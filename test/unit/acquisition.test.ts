@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type AcquireOutcome, Acquisition, type AcquisitionContext } from "../../src/acquisition";
 import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
-import type { AttemptResult, LockStore } from "../../src/store/lock-store";
+import type { AttemptResult, LockStore, QueueTicket } from "../../src/store/lock-store";
 import type { LockAcquireConfig, LockCreateConfig } from "../../src/types";
 import type { FeedEvent } from "../../src/wake/feed-types";
 
@@ -20,6 +20,8 @@ const ROUND_TRIP_MS = 4;
 /** A store whose lock another owner holds, as `holderAt(ms)` says; it records what it was asked. */
 class ScriptedStore implements LockStore {
   readonly canListen = true;
+  fair = false;
+  readonly left: string[] = [];
   readonly tries: number[] = [];
   subscriptions = 0;
   unsubscriptions = 0;
@@ -29,7 +31,7 @@ class ScriptedStore implements LockStore {
   /** @param holderAt the holder's fingerprint at a time (ms since the store was made), undefined when free. */
   constructor(readonly holderAt: (ms: number) => number | undefined) {}
 
-  attempt(): Promise<AttemptResult> {
+  attempt(..._args: Parameters<LockStore["attempt"]>): Promise<AttemptResult> {
     const at = performance.now() - this.#started;
     this.tries.push(Math.round(at));
     const holder = this.holderAt(at);
@@ -56,6 +58,10 @@ class ScriptedStore implements LockStore {
 
   #reply<T>(value: T): Promise<T> {
     return new Promise((resolve) => setTimeout(() => resolve(value), ROUND_TRIP_MS));
+  }
+
+  async leaveQueue(token: string): Promise<void> {
+    this.left.push(token);
   }
 
   release = async () => true;
@@ -209,5 +215,74 @@ describe("a timeout bounds the whole call", () => {
     expect(cleanedUp).toEqual([]);
     await vi.advanceTimersByTimeAsync(500);
     expect(cleanedUp).toEqual(["the-token"]);
+  });
+});
+
+describe("a fair wait", () => {
+  /** A fair store: the caller is `ahead` places from the front, its place named `seq` 7. */
+  class QueueStore extends ScriptedStore {
+    override fair = true;
+    ahead = 2;
+    readonly tickets: (QueueTicket | undefined)[] = [];
+    override attempt(...args: Parameters<LockStore["attempt"]>): Promise<AttemptResult> {
+      this.tickets.push(args[3]);
+      return super
+        .attempt(...args)
+        .then((result) => (result.kind === "held" ? { ...result, ahead: this.ahead, seq: 7 } : result));
+    }
+  }
+
+  it("subscribes after its first try, and wakes at once for its own turn only", async () => {
+    let free = false;
+    const store = new QueueStore(() => (free ? undefined : 7));
+    const outcome = new Acquisition(
+      context(store).value,
+      plan({ retry: { attempts: 50, delay: 100 } }),
+      "t",
+    ).run();
+    await vi.advanceTimersByTimeAsync(300);
+    expect(store.subscriptions).toBe(1);
+    const tries = store.tries.length;
+    // Releases and other waiters' turns do not wake a waiter that is not first in line.
+    store.announce("released");
+    store.announce("next:3");
+    await vi.advanceTimersByTimeAsync(50);
+    expect(store.tries.length).toBe(tries);
+    free = true;
+    store.announce("next:7");
+    await vi.advanceTimersByTimeAsync(ROUND_TRIP_MS + 1);
+    expect(store.tries.length).toBe(tries + 1);
+    expect(await outcome).toMatchObject({ acquired: true });
+  });
+
+  it("tells the queue how long its place stays, and takes it out of line on its last try", async () => {
+    const store = new QueueStore(() => 7);
+    const outcome = await run(
+      new Acquisition(
+        context(store).value,
+        plan({ retry: { attempts: 3, delay: 100 }, wakeOnRelease: false }),
+        "t",
+      ),
+    );
+    expect(outcome).toMatchObject({ acquired: false, attempts: 3 });
+    expect(store.tickets.map((ticket) => ticket?.lastTry)).toEqual([false, false, true]);
+    // The longest wait between tries (maxDelay, 10 × delay) plus a 2 s margin.
+    expect(store.tickets[0]?.entryTtl).toBe(1_000 + 2_000);
+    expect(store.left).toEqual([]);
+  });
+
+  it("gives its place up when it stops waiting early", async () => {
+    const store = new QueueStore(() => 7);
+    const controller = new AbortController();
+    const outcome = new Acquisition(
+      context(store).value,
+      plan({ retry: { attempts: 50, delay: 100 }, signal: controller.signal }),
+      "the-token",
+    ).run();
+    await vi.advanceTimersByTimeAsync(250);
+    controller.abort(new Error("gone"));
+    await expect(outcome).rejects.toThrow("gone");
+    await vi.advanceTimersByTimeAsync(10);
+    expect(store.left).toEqual(["the-token"]);
   });
 });

@@ -21,6 +21,7 @@ describe("exports", () => {
         "LockError",
         "LockLostError",
         "LockRedisError",
+        "Semaphore",
         "isLockError",
       ].sort(),
     );

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { takeWithClockFence } from "../../src/scripts/acquire";
 import { allScripts } from "../../src/scripts/all";
+import { takePermitWithClockFence } from "../../src/scripts/permits";
 import { KEY_LOCKING_SHEBANG } from "../../src/scripts/script";
 
 const sha1 = (text: string) => createHash("sha1").update(text, "utf8").digest("hex");
@@ -29,19 +30,28 @@ describe("script SHA-1 literals", () => {
 
 describe("what the scripts may do on Upstash", () => {
   // Upstash asks for deterministic scripts; only the opt-in clock floor reads the clock.
-  it.each(byName.filter(([, script]) => script !== takeWithClockFence))(
+  const clockFloors: unknown[] = [takeWithClockFence, takePermitWithClockFence];
+  it.each(byName.filter(([, script]) => !clockFloors.includes(script)))(
     "%s reads no clock and draws no random number",
     (_name, script) => {
       expect(script.source).not.toMatch(/"TIME"|math\.random|redis\.setresp/i);
     },
   );
 
-  // Under allow-key-locking every key must come in KEYS: keys are never built from strings.
+  // Under allow-key-locking every key must come in KEYS: keys are never built from strings. (The
+  // proxy's emulation checks it at run time, in test/lock/server-kind.test.ts.)
   it.each(byName)("%s names keys only through KEYS", (_name, script) => {
+    // Locals bound to entries of KEYS, e.g. `local queue, deadlines = KEYS[1], KEYS[2]`.
+    const bound = new Set(
+      [...script.source.matchAll(/local ([\w, ]+) = (KEYS\[\d\](?:, KEYS\[\d\])*)\n/g)].flatMap(([, names]) =>
+        (names ?? "").split(",").map((name) => name.trim()),
+      ),
+    );
     const calls = [...script.source.matchAll(/redis\.call\("(\w+)", ([^,)]+)/g)];
-    for (const [, command, firstArgument] of calls) {
+    for (const [, command, firstArgument = ""] of calls) {
       if (command === "PUBLISH" || command === "TIME") continue;
-      expect(firstArgument, `${command} in ${script.name}`).toMatch(/^KEYS\[\d\]$/);
+      if (bound.has(firstArgument)) continue;
+      expect(firstArgument, `${command} in ${script.name}`).toMatch(/^KEYS\[(\d|i|slot)\]$/);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Debounce, Lock } from "../../src/index";
+import { Debounce, Lock, Semaphore } from "../../src/index";
 
 // A client whose every method fails the test: constructing with bad input must not touch it.
 const untouchable = {
@@ -130,5 +130,38 @@ describe("options of waiting, fencing and auto-extend", () => {
     expect(() => new Lock({ id: "x", redis: untouchable, autoExtend: { interval: -5 } })).toThrow(RangeError);
     expect(() => new Lock({ id: "x", redis: untouchable, retry: { jitter: -0.1 } })).toThrow(RangeError);
     expect(() => new Lock({ id: "x", redis: untouchable, onLost: 3 } as never)).toThrow(TypeError);
+  });
+});
+
+describe("new Semaphore option errors, before any request", () => {
+  it.each([
+    [{ limit: 0 }, RangeError, /`limit`.*permits.*got 0/],
+    [{ limit: -3 }, RangeError, /`limit`.*got -3/],
+    [{ limit: 2.5 }, RangeError, /`limit`.*got 2.5/],
+    [{ limit: Number.NaN }, RangeError, /`limit`.*got NaN/],
+    [{ limit: "5" }, TypeError, /`limit`.*got "5"/],
+    [{ limit: undefined }, TypeError, /`limit`.*got undefined/],
+    [{ limit: 1_001 }, RangeError, /`limit`.*at most 1000.*got 1001/],
+    [{ limit: 3, fair: "yes" }, TypeError, /`fair`.*boolean.*got "yes"/],
+    [{ limit: 3, id: 7 }, TypeError, /`id`/],
+  ])("%o", (override, errorClass, message) => {
+    const options = { id: "s", redis: untouchable, ...override } as never;
+    expect(() => new Semaphore(options)).toThrow(errorClass);
+    expect(() => new Semaphore(options)).toThrow(message);
+  });
+
+  it("accepts 1 and 1000 permits", () => {
+    expect(new Semaphore({ id: "s", redis: untouchable, limit: 1 }).limit).toBe(1);
+    expect(new Semaphore({ id: "s", redis: untouchable, limit: 1_000 }).limit).toBe(1_000);
+  });
+});
+
+describe("fair", () => {
+  it("must be a boolean, and is refused with a quorum, which has no single queue", () => {
+    expect(() => new Lock({ id: "x", redis: untouchable, fair: 1 } as never)).toThrow(TypeError);
+    expect(() => new Lock({ id: "x", redis: [untouchable, untouchable, untouchable], fair: true })).toThrow(
+      /`fair`.*quorum/,
+    );
+    expect(() => new Lock({ id: "x", redis: untouchable, fair: true })).not.toThrow();
   });
 });

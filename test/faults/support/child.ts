@@ -18,6 +18,8 @@ export interface WatchedChild {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
   /** Everything it printed so far, for failure messages. */
   output(): string;
+  /** Kills the process (SIGKILL by default: no chance to clean up) and resolves once it exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
@@ -59,6 +61,10 @@ export function watchTypeScript(file: URL, env: Record<string, string>): Watched
   return {
     exited,
     output,
+    async kill(signal = "SIGKILL") {
+      child.kill(signal);
+      await exited;
+    },
     line(pattern) {
       return new Promise((resolve, reject) => {
         const check = () => {

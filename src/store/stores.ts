@@ -1,0 +1,61 @@
+import { scriptRunnerFor } from "../client/script-runner";
+import { guessServerKind } from "../client/server";
+import type { RedisClient } from "../client/types";
+import type { LockSettings } from "../options";
+import { eventFeedFor } from "../wake/event-feed";
+import type { LockStore } from "./lock-store";
+import { PermitStore, permitKeys } from "./permit-store";
+import { QuorumStore } from "./quorum-store";
+import { SingleStore } from "./single-store";
+
+type Background = (work: Promise<unknown>) => void;
+
+/** What one client is: its script runner, key-locked on Upstash, its server kind and its event feed. */
+function clientParts(settings: LockSettings, client: RedisClient) {
+  const server = settings.server ?? guessServerKind(client);
+  return {
+    lockId: settings.id,
+    key: settings.key,
+    scripts: scriptRunnerFor(client, server === "upstash"),
+    server,
+    feed: eventFeedFor(client),
+  };
+}
+
+function clientsOf(redis: RedisClient | readonly RedisClient[]): readonly RedisClient[] {
+  return Array.isArray(redis) ? redis : [redis as RedisClient];
+}
+
+/**
+ * The Redis side of a lock: its key on one client, or on a quorum of independent ones. A fair lock
+ * keeps its key (so it still excludes every other lock on it) and adds a queue next to it.
+ */
+export function lockStore(
+  settings: LockSettings,
+  redis: RedisClient | readonly RedisClient[],
+  background: Background,
+): LockStore {
+  const stores = clientsOf(redis).map((client) => {
+    const parts = clientParts(settings, client);
+    return settings.fair
+      ? new PermitStore({ ...parts, permits: [settings.key], fair: true })
+      : new SingleStore(parts);
+  });
+  if (stores.length === 1) return stores[0] as LockStore;
+  return new QuorumStore(settings.id, stores, background);
+}
+
+/** The Redis side of a semaphore: `limit` permit keys on one client, or on each of a quorum. */
+export function semaphoreStore(
+  settings: LockSettings,
+  redis: RedisClient | readonly RedisClient[],
+  limit: number,
+  background: Background,
+): LockStore {
+  const permits = permitKeys(settings.key, limit);
+  const stores = clientsOf(redis).map(
+    (client) => new PermitStore({ ...clientParts(settings, client), permits, fair: settings.fair }),
+  );
+  if (stores.length === 1) return stores[0] as LockStore;
+  return new QuorumStore(settings.id, stores, background, limit);
+}

@@ -1,0 +1,165 @@
+// Fair locks and semaphores: waiters are served in the order they arrived, a release wakes the next
+// waiter only, and a waiter or holder that dies holds the line up for a bounded time at most.
+import { Redis } from "@upstash/redis";
+import { describe, expect, it } from "vitest";
+import { sameSlotKey } from "../../src/hash-slot";
+import { Lock, Semaphore } from "../../src/index";
+import { watchTypeScript } from "../faults/support/child";
+import { usePrivateStack } from "../stack/helpers/private-stack";
+import { uniqueId } from "../support/redis";
+
+// A stack of its own: the tests count commands, and kill processes that talk to it.
+const stack = usePrivateStack();
+const client = () =>
+  new Redis({ url: stack().url, token: stack().token, retry: false, enableTelemetry: false });
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const FAIR = { fair: true, retry: { delay: 50, maxDelay: 500 } } as const;
+
+/** Starts `count` fair waiters on `id`, 150 ms apart so their order of arrival is known; each holds 30 ms. */
+function waitersInOrder(count: number, make: () => Lock | Semaphore, served: number[]): Promise<void>[] {
+  return Array.from({ length: count }, async (_, index) => {
+    await pause(150 * index);
+    const waiter = make();
+    await waiter.acquireOrThrow({ timeout: 20_000 });
+    served.push(index);
+    await pause(30);
+    await waiter.release();
+  });
+}
+
+describe("a fair lock", () => {
+  it("serves waiters in the order they arrived", async () => {
+    const id = uniqueId("fair-order");
+    const holder = new Lock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const served: number[] = [];
+    const waiting = waitersInOrder(5, () => new Lock({ id, redis: client(), ...FAIR }), served);
+    await pause(150 * 5 + 200);
+    await holder.release();
+    await Promise.all(waiting);
+    expect(served).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it("a release wakes the next waiter only: the others send nothing", async () => {
+    const id = uniqueId("fair-wake-one");
+    const holder = new Lock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    // Three subscribed waiters that poll only every 20 s.
+    const quiet = { fair: true, retry: { delay: 20_000, maxDelay: 20_000 } };
+    const waiters = Array.from({ length: 3 }, () => new Lock({ id, redis: client(), ...quiet }));
+    const waiting = waiters.map((waiter) => waiter.acquire({ timeout: 30_000 }));
+    await pause(500);
+    const before = stack().proxy.stats.commands;
+    await holder.release();
+    await pause(300);
+    // The release, and the one try of the waiter whose turn it is.
+    expect(stack().proxy.stats.commands - before).toBe(2);
+    expect(await waiting[0]).toBe(true);
+    await waiters[0]?.release();
+    // The rest follow, one release and one try at a time.
+    expect(await waiting[1]).toBe(true);
+    await waiters[1]?.release();
+    expect(await waiting[2]).toBe(true);
+    await waiters[2]?.release();
+  });
+
+  it("a waiter killed in the queue holds the others up for its window at most", async () => {
+    const id = uniqueId("fair-dead-waiter");
+    const holder = new Lock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const doomed = watchTypeScript(new URL("./fixtures/fair-child.ts", import.meta.url), {
+      UPSTASH_URL: stack().url,
+      UPSTASH_TOKEN: stack().token,
+      LOCK_ID: id,
+      ROLE: "wait",
+      MAX_DELAY_MS: "500",
+    });
+    await doomed.line(/^waiting$/);
+    const next = new Lock({ id, redis: client(), ...FAIR });
+    const waiting = next.acquire({ timeout: 20_000 });
+    await pause(200);
+    await doomed.kill();
+    await holder.release();
+    const started = performance.now();
+    expect(await waiting).toBe(true);
+    // The dead waiter's place stays for its longest wait between tries (500 ms) plus 2 s.
+    expect(performance.now() - started).toBeLessThan(500 + 2_000 + 1_000);
+    await next.release();
+  });
+
+  it("a holder killed mid-hold: the first in line gets the lock when the lease runs out", async () => {
+    const id = uniqueId("fair-dead-holder");
+    const holderProcess = watchTypeScript(new URL("./fixtures/fair-child.ts", import.meta.url), {
+      UPSTASH_URL: stack().url,
+      UPSTASH_TOKEN: stack().token,
+      LOCK_ID: id,
+      ROLE: "hold",
+      LEASE_MS: "1000",
+    });
+    await holderProcess.line(/^holding$/);
+    const waiter = new Lock({ id, redis: client(), ...FAIR });
+    const waiting = waiter.acquire({ timeout: 10_000 });
+    await holderProcess.kill();
+    const started = performance.now();
+    expect(await waiting).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1_000 + 1_000);
+    await waiter.release();
+  });
+
+  it("survives its queue being deleted: waiters queue again and are served", async () => {
+    const id = uniqueId("fair-queue-deleted");
+    const holder = new Lock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const served: boolean[] = [];
+    const waiting = Array.from({ length: 3 }, async () => {
+      const waiter = new Lock({ id, redis: client(), ...FAIR });
+      const acquired = await waiter.acquire({ timeout: 10_000 });
+      served.push(acquired);
+      if (acquired) await waiter.release();
+    });
+    await pause(300);
+    await client().del(sameSlotKey(id, ":queue"), sameSlotKey(id, ":queue-deadlines"));
+    await holder.release();
+    await Promise.all(waiting);
+    expect(served).toEqual([true, true, true]);
+  });
+
+  it("an unfair acquire on the same key ignores the line: it takes the lock whenever it finds it free", async () => {
+    const id = uniqueId("fair-jump");
+    const holder = new Lock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const inLine = new Lock({ id, redis: client(), fair: true, retry: { delay: 5_000, maxDelay: 5_000 } });
+    const waiting = inLine.acquire({ timeout: 10_000 });
+    await pause(300);
+    await holder.release();
+    // Before the waiter's try reaches Redis, a lock without `fair` takes the free key.
+    const jumper = new Lock({ id, redis: client(), retry: { attempts: 1 } });
+    const jumped = await jumper.acquire();
+    if (jumped) await jumper.release();
+    expect(await waiting).toBe(true);
+    await inLine.release();
+  });
+});
+
+describe("a fair semaphore", () => {
+  it("serves waiters in the order they arrived, one permit at a time", async () => {
+    const id = uniqueId("fair-sem-order");
+    const holders = Array.from(
+      { length: 2 },
+      () => new Semaphore({ id, redis: client(), limit: 2, ...FAIR }),
+    );
+    for (const holder of holders) await holder.acquireOrThrow();
+    const served: number[] = [];
+    const waiting = waitersInOrder(
+      4,
+      () => new Semaphore({ id, redis: client(), limit: 2, ...FAIR }),
+      served,
+    );
+    await pause(150 * 4 + 200);
+    await holders[0]?.release();
+    await pause(100);
+    await holders[1]?.release();
+    await Promise.all(waiting);
+    expect(served).toEqual([0, 1, 2, 3]);
+  });
+});
