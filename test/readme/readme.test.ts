@@ -157,4 +157,41 @@ describe("README examples run", () => {
     expect(reasons).toHaveLength(1);
     expect(reasons[0]).toMatch(/^edited [abc]$/);
   });
+
+  it("semaphore: never more than 5 calls to the paid API at once, and every caller gets its answer", async () => {
+    const example = await import("../../examples/semaphore");
+    let running = 0;
+    let most = 0;
+    example.work.callPaidApi = async (text) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      running -= 1;
+      return `summary of ${text}`;
+    };
+    const texts = Array.from({ length: 12 }, (_, index) => `text ${index}`);
+    const answers = await Promise.all(texts.map((text) => example.summarize(text)));
+    expect(answers).toEqual(texts.map((text) => `summary of ${text}`));
+    expect(most).toBe(5);
+  });
+
+  it("fair lock: workers drain the queue one at a time, each in turn", async () => {
+    const example = await import("../../examples/fair-lock");
+    let running = 0;
+    let overlapped = false;
+    const order: string[] = [];
+    example.work.processNextBatch = async (worker) => {
+      running += 1;
+      overlapped ||= running > 1;
+      order.push(worker);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      running -= 1;
+      return 1;
+    };
+    const workers = ["a", "b", "c", "d"];
+    const batches = await Promise.all(workers.map((worker) => example.drainBatch(worker)));
+    expect(batches).toEqual([1, 1, 1, 1]);
+    expect(overlapped).toBe(false);
+    expect([...order].sort()).toEqual(workers);
+  });
 });

@@ -1,0 +1,34 @@
+// #region readme
+import { LockAcquisitionError, Semaphore } from "@upstash/lock";
+import { Redis } from "@upstash/redis";
+
+// At most 5 calls to the paid API at once, across every function instance and region.
+const paidApi = new Semaphore({
+  id: "paid-api",
+  redis: Redis.fromEnv(),
+  limit: 5,
+  lease: 30_000, // a caller that dies frees its permit after 30 s at most
+  fair: true, // callers get permits in the order they asked
+});
+
+export async function summarize(text: string): Promise<string | "busy"> {
+  try {
+    // Wait up to 10 s for a permit; renew it while the call runs; give it back at the end.
+    return await paidApi.runExclusive((signal) => callPaidApi(text, signal), {
+      timeout: 10_000,
+      autoExtend: true,
+    });
+  } catch (error) {
+    if (error instanceof LockAcquisitionError) return "busy"; // 5 calls ran for 10 s straight
+    throw error;
+  }
+}
+// #endregion
+
+/** Stands in for the paid API; the README test swaps in its own. */
+export const work = {
+  callPaidApi: async (text: string, _signal: AbortSignal): Promise<string> => `summary of ${text}`,
+};
+function callPaidApi(text: string, signal: AbortSignal): Promise<string> {
+  return work.callPaidApi(text, signal);
+}
