@@ -46,15 +46,17 @@ try {
   runInNewContext(`${iife}\nthis.exported = UpstashLock;`, sandbox);
   for (const name of [
     "Lock",
+    "Semaphore",
     "Debounce",
     "LockAcquisitionError",
     "LockRedisError",
     "LockLostError",
     "LockError",
+    "InstanceTimeoutError",
   ]) {
     if (typeof sandbox.exported?.[name] !== "function") throw new Error(`UpstashLock.${name} is missing`);
   }
-  process.stdout.write("global UpstashLock exposes Lock, Debounce and the error classes\n");
+  process.stdout.write("global UpstashLock exposes Lock, Semaphore, Debounce and the error classes\n");
   // A fresh realm has no Symbol.asyncDispose (Node adds it outside V8): the build must install
   // the registered fallback so `await using` works, and must not throw where Symbol is frozen.
   const realm = { crypto: globalThis.crypto, TextEncoder };
