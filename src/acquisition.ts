@@ -1,12 +1,13 @@
 import { backoffDelay } from "./backoff";
-import { monotonicNow } from "./clock";
+import { clockDriftAllowance, monotonicNow } from "./clock";
 import type { AcquisitionFailureReason, InstanceFailure, LockRedisError } from "./errors";
-import type { AcquirePlan } from "./options";
+import { type AcquirePlan, QUEUE_GRACE_MS } from "./options";
 import { raceAbort, TIMED_OUT, within } from "./race";
 import type { AttemptResult, LockStore, QueueTicket } from "./store/lock-store";
 import { Doorbell, type EventMeaning, type RetryWindow, unqueuedMeaning } from "./wake/doorbell";
 import { EventWatch } from "./wake/event-watch";
-import type { FeedEvent } from "./wake/feed-types";
+import type { FeedEvent, LockEvent } from "./wake/feed-types";
+import { grantOf, sha1Hex } from "./wake/lock-events";
 
 /** How one acquisition ended. */
 export type AcquireOutcome =
@@ -16,6 +17,8 @@ export type AcquireOutcome =
       readonly elapsedMs: number;
       /** Monotonic time the winning request was sent: the hold's deadline counts from it. */
       readonly sentAt: number;
+      /** The lease Redis set, in milliseconds, as of `sentAt`: the plan's, or a shorter grant. */
+      readonly pttl: number;
       readonly fencingToken: number | undefined;
     }
   | {
@@ -38,6 +41,11 @@ export interface AcquisitionContext {
    * when done, never rejects; the lock decides whether the token is its own to drop.
    */
   readonly cleanUp: (token: string, lease: number) => Promise<void>;
+  /**
+   * Takes `token` out of a fair line, handing on a permit a release gave it meanwhile unless the
+   * lock holds that token. Never rejects.
+   */
+  readonly leaveQueue: (token: string) => Promise<void>;
   /** Hands work that outlives the call to the platform (see `waitUntil`). */
   readonly background: (work: Promise<unknown>) => void;
   /**
@@ -46,13 +54,6 @@ export interface AcquisitionContext {
    */
   readonly busy: { until: number };
 }
-
-/**
- * How long a fair waiter's place in the queue outlives its longest wait between tries, in ms: a
- * margin for a slow request and for the clocks of the waiters (deadlines are on their own clocks)
- * differing. A waiter that left or died holds up the queue for at most its wait plus this.
- */
-const QUEUE_GRACE_MS = 2_000;
 
 /** After a wait found the lock busy, later waits poll without subscribing for this many `maxDelay`s. */
 const BUSY_MEMORY_IN_MAX_DELAYS = 10;
@@ -94,9 +95,14 @@ export class Acquisition {
   #watch: EventWatch | undefined;
   /** Set once a subscription was dropped: this wait does not subscribe again. */
   #dropped = false;
-  /** In a fair queue: how many waiters the last try found ahead, and this waiter's place (its turn's name). */
+  /** Send time of the last try Redis answered "held" (ran before any release after it). */
+  #lastRefusalSentAt: number | undefined;
+  /** In a fair line: how many waiters the last try found ahead. */
   #ahead: number | undefined;
-  #seq: number | undefined;
+  /** In a fair line: the place the last try found this waiter at, which a grant to it names. */
+  #place: number | undefined;
+  /** The SHA-1 of the token, by which a fair release names the waiter it hands the lock to. */
+  #tokenHash: string | undefined;
   /** Whether the queue may still hold an entry of this waiter (a try queued it, and none took it out). */
   #queued = false;
   /** The fingerprint of the holder the last try found, and how many tries in a row found it. */
@@ -112,12 +118,13 @@ export class Acquisition {
 
   /** Runs the acquisition to its end. Rejects only with the signal's reason. */
   async run(): Promise<AcquireOutcome> {
+    if (this.#context.store.fair) this.#tokenHash = await sha1Hex(this.#token);
     try {
       return await this.#tryUntilDone();
     } finally {
       this.#watch?.close();
       // A waiter that stops waiting gives its place up, rather than hold the line until it expires.
-      if (this.#queued) this.#context.background(this.#context.store.leaveQueue(this.#token));
+      if (this.#queued) this.#context.background(this.#context.leaveQueue(this.#token));
     }
   }
 
@@ -143,9 +150,11 @@ export class Acquisition {
           attempts: this.#tries,
           elapsedMs: now - this.#started,
           sentAt,
+          pttl: this.#plan.lease,
           fencingToken: result.fencingToken,
         };
       }
+      if (result.kind === "held") this.#lastRefusalSentAt = sentAt;
       this.#fastestRoundTrip = Math.min(this.#fastestRoundTrip, now - sentAt);
       if (this.#tries === 1) this.#windowEnd = now + this.#scheduleSpan();
       // A try sent later than a round trip before the budget ends could not be answered in time.
@@ -171,6 +180,8 @@ export class Acquisition {
           this.#context.background(this.#context.cleanUp(this.#token, this.#plan.lease));
         throw reason;
       }
+      const granted = this.#granted();
+      if (granted) return granted;
     }
   }
 
@@ -189,7 +200,7 @@ export class Acquisition {
           (result) => {
             if (result === TIMED_OUT) return undefined;
             if (result.kind !== "held") return cleanUp(this.#token, this.#plan.lease);
-            return store.fair ? store.leaveQueue(this.#token) : undefined;
+            return store.fair ? this.#context.leaveQueue(this.#token) : undefined;
           },
           () => cleanUp(this.#token, this.#plan.lease),
         ),
@@ -202,6 +213,36 @@ export class Acquisition {
     });
     const bounded = within(attempt, this.#budgetEnd - monotonicNow(), releaseIfTaken);
     return raceAbort(bounded, plan.signal, releaseIfTaken);
+  }
+
+  /**
+   * A fair releaser handed the lock to this waiter: it holds for the grant, counted from its last
+   * refused try, which Redis ran before the release (a later one would have found the lock its
+   * own), so the deadline can only be early. The grant must name the place that try found: one
+   * read late may be for an earlier stay in line (this waiter, or an earlier acquire with the same
+   * token, took that permit by a try and queued again), and trusting it would make two holders.
+   * Fencing needs a try of its own, which issues the token; so does a grant that arrived too late
+   * to leave half of itself, or names another stay: the next try finds out.
+   */
+  #granted(): AcquireOutcome | undefined {
+    const event = this.#bell?.takeGrant();
+    const grant = event === undefined ? undefined : grantOf(event as LockEvent);
+    if (grant === undefined || grant.place !== this.#place) return undefined;
+    const { ms } = grant;
+    if (this.#plan.fencing || this.#lastRefusalSentAt === undefined) return undefined;
+    // A grant that came late (a slow stream, a busy process) leaves too little of itself to trust:
+    // a try confirms it instead, and restarts the lease.
+    const left = this.#lastRefusalSentAt + ms - clockDriftAllowance(ms) - monotonicNow();
+    if (left < ms / 2) return undefined;
+    this.#queued = false;
+    return {
+      acquired: true,
+      attempts: this.#tries,
+      elapsedMs: monotonicNow() - this.#started,
+      sentAt: this.#lastRefusalSentAt,
+      pttl: ms,
+      fencingToken: undefined,
+    };
   }
 
   /** Counts the tries in a row that found the same holder (an unknown holder breaks the run). */
@@ -230,12 +271,13 @@ export class Acquisition {
     if (ticket === undefined) return;
     if (result.kind === "held") {
       this.#ahead = result.ahead;
-      this.#seq = result.seq || undefined;
+      this.#place = result.place;
       this.#queued = !ticket.lastTry;
     } else if (result.kind === "acquired") {
       this.#queued = false;
     } else {
-      // Unknown: the request may have queued it.
+      // Unknown: the request may have queued it, at a place it does not know.
+      this.#place = undefined;
       this.#queued = true;
     }
   }
@@ -278,7 +320,7 @@ export class Acquisition {
 
   /**
    * A fair waiter subscribes at once: only its own turn wakes it (not every release), and the
-   * announcement of its turn is what hands the lock over within a round trip. The subscription
+   * release that hands it the lock tells it so, with no request of its own. The subscription
    * counts as one attempt, so it needs two left: itself and a try.
    */
   #maybeSubscribeInLine(): void {
@@ -304,8 +346,11 @@ export class Acquisition {
     return new Doorbell((event: FeedEvent): EventMeaning => {
       if (event === "ended") return "soon";
       if (event === "acquired") return "ignore";
+      // An unfair release (0.2's, or a Lock without `fair`) names no one: the first in line retries.
       if (event === "released") return this.#ahead === 0 ? "now" : "ignore";
-      return this.#seq !== undefined && event === `next:${this.#seq}` ? "now" : "ignore";
+      return this.#tokenHash !== undefined && grantOf(event)?.holder === this.#tokenHash
+        ? "granted"
+        : "ignore";
     });
   }
 

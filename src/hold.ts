@@ -39,6 +39,8 @@ export class Hold {
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #renewalTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
+  /** The hold started with less than its lease (a grant): its next renewal tops it up. */
+  #topUpPending: boolean;
 
   /**
    * @param plan the acquisition's lease, loss handler and auto-extend interval.
@@ -56,7 +58,11 @@ export class Hold {
     this.#watched = plan.onLost !== undefined || plan.renewInterval !== undefined;
     // A key without expiry (-1) gives no deadline; count one lease from the start instead.
     this.confirm(confirmed.sentAt, confirmed.pttl >= 0 ? confirmed.pttl : plan.lease);
-    if (this.#renewInterval !== undefined) this.#scheduleRenewal(this.#renewInterval);
+    // A short grant (a fair lock handed over by its releaser) is topped up to the lease halfway
+    // through, with a renewal: auto-extend or not, the holder gets the lease it asked for.
+    this.#topUpPending = confirmed.pttl >= 0 && confirmed.pttl < plan.lease;
+    if (this.#topUpPending) this.#scheduleRenewal(Math.max(1, Math.floor(confirmed.pttl / 2)));
+    else if (this.#renewInterval !== undefined) this.#scheduleRenewal(this.#renewInterval);
   }
 
   /** Aborts, with a LockLostError as its reason, when the hold is lost. */
@@ -131,14 +137,19 @@ export class Hold {
 
   async #renewOnce(): Promise<void> {
     const interval = this.#renewInterval;
-    if (this.#ended || interval === undefined) return;
+    if (this.#ended || (interval === undefined && !this.#topUpPending)) return;
     const sentAt = monotonicNow();
     let observed: Observation;
     try {
       observed = await this.#renew();
     } catch {
-      // A transient failure: try again soon, until the deadline timer declares the lock lost.
-      this.#scheduleRenewal(Math.max(10, Math.floor(interval / 4)));
+      // A transient failure: try again soon, until the deadline declares the lock lost (a hold
+      // nobody watches has no deadline timer: the top-up stops at the deadline itself).
+      if (this.remainingMs === 0) {
+        this.lose("expired");
+        return;
+      }
+      this.#scheduleRenewal(Math.max(10, Math.floor((interval ?? this.remainingMs) / 4)));
       return;
     }
     if (this.#ended) return;
@@ -147,8 +158,9 @@ export class Hold {
       return;
     }
     this.confirm(sentAt, observed.pttl);
+    this.#topUpPending = false;
     // Count the period from when this renewal was sent, not from its reply: otherwise every round
     // trip would push the next renewal later, and a slow link would outrun the lease.
-    this.#scheduleRenewal(sentAt + interval - monotonicNow());
+    if (interval !== undefined) this.#scheduleRenewal(sentAt + interval - monotonicNow());
   }
 }

@@ -238,6 +238,7 @@ export abstract class LeaseHolder implements AsyncDisposable {
       {
         store: this.#store,
         cleanUp: (taken, lease) => this.#cleanUp(taken, lease),
+        leaveQueue: (waiting) => this.#store.leaveQueue(waiting, waiting !== this.#token),
         background: (work) => this.#background(work),
         busy: this.#busy,
       },
@@ -248,7 +249,7 @@ export abstract class LeaseHolder implements AsyncDisposable {
       this.#startHold(plan, {
         token,
         sentAt: outcome.sentAt,
-        pttl: plan.lease,
+        pttl: outcome.pttl,
         fencingToken: outcome.fencingToken,
       });
     }
@@ -292,7 +293,7 @@ export abstract class LeaseHolder implements AsyncDisposable {
     } catch {
       // Best effort: the lease bounds how long such a key can stay.
     }
-    await this.#store.leaveQueue(token);
+    await this.#store.leaveQueue(token, true);
   }
 
   /** Tracks work that outlives a call, and hands it to the platform's `waitUntil` if one was given. */

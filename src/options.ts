@@ -25,6 +25,13 @@ export const LOCK_DEFAULTS = Object.freeze({
   renewalsPerLease: 3,
 });
 
+/**
+ * How long a fair waiter's place in line outlives its longest wait between tries, in ms: a margin
+ * for a slow request and for the clocks of the waiters differing (deadlines are on their own
+ * clocks). A waiter that left or died holds up the line for at most its wait plus this.
+ */
+export const QUEUE_GRACE_MS = 2_000;
+
 /** The options a lock keeps: validated, with defaults applied only where they cannot depend on a call. */
 export interface LockSettings {
   readonly id: string;

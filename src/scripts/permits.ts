@@ -5,10 +5,11 @@ import { defineScript } from "./script";
 // expired holder frees its permit without anyone cleaning up, by Redis's own clock; no script reads
 // the clock or builds a key: every key comes in KEYS.
 //
-// Fair waiters queue in two sorted sets: `queue` orders them by arrival (score: a sequence number),
-// `deadlines` says until when each entry stays (score: milliseconds on the waiters' own clocks,
-// passed in ARGV). A waiter refreshes its deadline with every try; one that left or died stops
-// trying, and its entry is dropped once its deadline passed. With k permits free, the first k
+// Fair waiters queue in two sorted sets: `queue` orders them by arrival (score: the place in line,
+// from a counter that never repeats a place while the line lives, so a place names one stay in
+// line), `deadlines` says until when each entry stays (score: milliseconds on the waiters' own
+// clocks, passed in ARGV). A waiter refreshes its deadline with every try; one that left or died
+// stops trying, and its entry is dropped once its deadline passed. With k permits free, the first k
 // waiters of the queue may take one; anyone else waits in line.
 
 /**
@@ -17,11 +18,11 @@ import { defineScript } from "./script";
  * free one, how many are free, and the holder whose lease ends first.
  */
 const FIND_PERMIT = `local token, fair = ARGV[1], ARGV[4] == "1"
-local queue, deadlines = KEYS[1], KEYS[2]
-local first, last = 4, #KEYS
+local queue, deadlines, places = KEYS[1], KEYS[2], KEYS[4]
+local first, last = 5, #KEYS
 local only = tonumber(ARGV[8])
 if only > 0 then
-  first, last = 3 + only, 3 + only
+  first, last = 4 + only, 4 + only
 end
 if fair then
   local expired = redis.call("ZRANGEBYSCORE", deadlines, "-inf", "(" .. ARGV[5])
@@ -73,13 +74,24 @@ if slot == nil then
     else
       local score = redis.call("ZSCORE", queue, token)
       if score == false then
+        score = redis.call("INCR", places)
+        -- A counter deleted by hand restarts: places still follow the line's tail.
         local tail = redis.call("ZRANGE", queue, -1, -1, "WITHSCORES")
-        score = (tonumber(tail[2]) or 0) + 1
+        if tail[2] and tonumber(tail[2]) >= score then
+          score = tonumber(tail[2]) + 1
+          redis.call("SET", places, score)
+        end
         redis.call("ZADD", queue, score, token)
       end
       seq = tonumber(score)
       redis.call("ZADD", deadlines, tonumber(ARGV[5]) + tonumber(ARGV[6]), token)
       ahead = redis.call("ZRANK", queue, token)
+      -- The counter outlives every entry (and a margin for clock skew), so places never repeat
+      -- while anyone is in line.
+      local keep = tonumber(ARGV[6]) + 60000
+      if redis.call("PTTL", places) < keep then
+        redis.call("PEXPIRE", places, keep)
+      end
     end
   end
   local fingerprint = 0
@@ -96,52 +108,55 @@ end
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[3]), "acquired")
 `;
 
-const ARGUMENTS = ` * KEYS[1]  queue (sorted set: waiters by arrival), KEYS[2] deadlines (sorted set), KEYS[3] fencing
- *          counter, KEYS[4...] the permit keys, all in one hash slot
- * ARGV[1]  token; ARGV[2] lease, ms; ARGV[3] the base key, which names the event channel
- * ARGV[4]  "1" for a fair acquire (queue in line), "0" otherwise
- * ARGV[5]  now, ms on the caller's clock; ARGV[6] how long the caller's queue entry stays, ms
- * ARGV[7]  "1" when this is the caller's last try: it leaves the queue if it does not get a permit
- * ARGV[8]  1-based index of the only permit to try (a quorum takes the same permit everywhere), or 0
- * Returns  {0, pttl, holder, ahead, seq} without a permit: pttl the shortest remaining lease of a
- *          holder (-2 when permits are free but not this caller's turn), holder a 32-bit
- *          fingerprint of that holder's token, ahead how many waiters are before the caller, seq
- *          its place in the queue (announced when its turn comes); 0s when not fair.`;
+// The take scripts below share their keys, arguments and refusal:
+//
+// KEYS[1]  queue (sorted set: waiters by arrival), KEYS[2] deadlines (sorted set), KEYS[3] fencing
+//          counter, KEYS[4] the counter of places in line, KEYS[5...] the permit keys, all in one
+//          hash slot
+// ARGV[1]  token; ARGV[2] lease, ms; ARGV[3] the base key, which names the event channel
+// ARGV[4]  "1" for a fair acquire (queue in line), "0" otherwise
+// ARGV[5]  now, ms on the caller's clock; ARGV[6] how long the caller's queue entry stays, ms
+// ARGV[7]  "1" when this is the caller's last try: it leaves the queue if it does not get a permit
+// ARGV[8]  1-based index of the only permit to try (a quorum takes the same permit everywhere), or 0
+// Returns  {0, pttl, holder, ahead, seq} without a permit: pttl the shortest remaining lease of a
+//          holder (-2 when permits are free but not this caller's turn), holder a 32-bit
+//          fingerprint of that holder's token, ahead how many waiters are before the caller, seq
+//          its place in line (never repeated while the line lives); 0s when not fair.
 
 /**
  * Takes a permit, without a fencing token.
  *
-${ARGUMENTS}
+ * KEYS, ARGV and the refusal as described above the take scripts.
  *          {1, permit} with a permit (its 1-based index).
  */
 export const takePermit = defineScript({
   name: "acquire permit",
-  source: `${FIND_PERMIT}return {1, slot - 3}
+  source: `${FIND_PERMIT}return {1, slot - 4}
 `,
-  sha1: "e4c05e32d6ad5b73cb231789e853f1efa212805a",
-  keyLockedSha1: "91ed063dbb037dae416fbfcac5db78cd4804f1e1",
+  sha1: "0dcf5c5182ddb29f1fa94c0ffe838c384ae10fae",
+  keyLockedSha1: "ac30dca5eb3b1d11077d1ee489665fb5ff5dbe18",
 });
 
 /**
  * Takes a permit and issues a fencing token from a counter that never expires (reads no clock).
  *
-${ARGUMENTS}
+ * KEYS, ARGV and the refusal as described above the take scripts.
  *          {1, permit, fencing token} with a permit.
  */
 export const takePermitWithCountedFence = defineScript({
   name: "acquire permit",
   source: `${FIND_PERMIT}local fence = redis.call("INCR", KEYS[3])
 redis.call("PERSIST", KEYS[3])
-return {1, slot - 3, fence}
+return {1, slot - 4, fence}
 `,
-  sha1: "08aa13e6ef1b9eb482271a2229b5e5ba39b481fa",
-  keyLockedSha1: "2e63ee7bac1dd28a2e1d2fae497ec7445c296477",
+  sha1: "68e3510f054b95ee8ab88aedf088a4450f170937",
+  keyLockedSha1: "7cf7e9f9e63ffb940407922c4cf4c6c9227a31db",
 });
 
 /**
  * Takes a permit and issues a fencing token never below Redis's clock in microseconds.
  *
-${ARGUMENTS}
+ * KEYS, ARGV and the refusal as described above the take scripts.
  * ARGV[9]  fencing counter lifetime, ms
  *          {1, permit, fencing token} with a permit.
  */
@@ -151,19 +166,26 @@ export const takePermitWithClockFence = defineScript({
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local fence = math.max(tonumber(redis.call("GET", KEYS[3]) or "0") + 1, now)
 redis.call("SET", KEYS[3], string.format("%.0f", fence), "PX", ARGV[9])
-return {1, slot - 3, fence}
+return {1, slot - 4, fence}
 `,
-  sha1: "b8567a761d99e8c8a66bd620c831b916f43c94e4",
-  keyLockedSha1: "83bb428a5dc5054255a657de47313ce5415747c1",
+  sha1: "2345052206eba7878a41ba998bc896b315c671a8",
+  keyLockedSha1: "760a3724c00a79321e5aab374dd822ec1ae41e38",
 });
 
 /**
- * Frees the permit this token holds; leaves a receipt of the call so a re-run answers the same;
- * announces it: to fair waiters as the turn of the one waiter the freed permit entitles
- * ("next:<seq>"), to others as "released".
+ * Frees the permit this token holds and leaves a receipt of the call, so a re-run answers the
+ * same. Fair: hands the freed permit straight to the one waiter it entitles (the k-th in line when
+ * k permits are free), for a short grant (ARGV[6]); the waiter, told
+ * "granted:<sha1>:<place>:<grant>", starts holding without a request of its own and tops the grant
+ * up to its lease when it holds longer. The message names the waiter by the SHA-1 of its token (the
+ * token cannot be read back from its hash) and by its place in line, which no later stay in line
+ * repeats: a waiter that reads a grant late, after it took the permit by a try of its own and queued
+ * again, knows the grant is not for its present stay. A waiter that died meanwhile holds the permit
+ * for that grant at most. Otherwise the release is announced as "released".
  *
  * KEYS[1]  queue, KEYS[2] deadlines, KEYS[3] receipt, KEYS[4...] the permit keys
  * ARGV[1]  token; ARGV[2] call id; ARGV[3] the base key; ARGV[4] "1" when fair; ARGV[5] now, ms
+ * ARGV[6]  the grant, ms (fair)
  * Returns  1 when this call freed a permit (or a re-run of it did), 0 when the token held none.
  */
 export const releasePermit = defineScript({
@@ -171,18 +193,18 @@ export const releasePermit = defineScript({
   source: `if redis.call("GET", KEYS[3]) == ARGV[2] then
   return 1
 end
-local released, frees = false, 0
+local released, frees = nil, 0
 for i = 4, #KEYS do
   local value = redis.call("GET", KEYS[i])
   if value == ARGV[1] then
     redis.call("DEL", KEYS[i])
-    released = true
+    released = i
     frees = frees + 1
   elseif value == false then
     frees = frees + 1
   end
 end
-if not released then
+if released == nil then
   return 0
 end
 redis.call("SET", KEYS[3], ARGV[2], "PX", 30000)
@@ -195,15 +217,18 @@ if ARGV[4] == "1" then
     redis.call("ZREM", KEYS[2], unpack(chunk))
   end
   local entitled = redis.call("ZRANGE", KEYS[1], frees - 1, frees - 1, "WITHSCORES")
-  if entitled[2] then
-    message = "next:" .. entitled[2]
+  if entitled[1] then
+    redis.call("SET", KEYS[released], entitled[1], "PX", ARGV[6])
+    redis.call("ZREM", KEYS[1], entitled[1])
+    redis.call("ZREM", KEYS[2], entitled[1])
+    message = "granted:" .. redis.sha1hex(entitled[1]) .. ":" .. entitled[2] .. ":" .. ARGV[6]
   end
 end
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[3]), message)
 return 1
 `,
-  sha1: "52658c886bfa3b74016447fd33f83592a835515b",
-  keyLockedSha1: "5a92c39097343d5a9bcb1dc3d4845657278a902d",
+  sha1: "aa40c21a0c9f0dba35c83650bf0d8793108b3bf7",
+  keyLockedSha1: "5869e1ec7de0467093e4c85b0413c53b598f170c",
 });
 
 /**
@@ -281,17 +306,49 @@ return {0, -2}
 });
 
 /**
- * Takes a waiter out of the fair queue: it stopped waiting (aborted, or its last try was abandoned).
+ * Takes a waiter out of the fair line: it stopped waiting (gave up, or its last try was abandoned).
+ * A release may have handed it a permit meanwhile, which nobody will use: that permit is freed and
+ * handed on to the next waiter it entitles, as a release would, so it does not sit idle for a grant.
  *
- * KEYS[1]  queue, KEYS[2] deadlines
- * ARGV[1]  token
- * Returns  1 when it was in the queue, 0 otherwise.
+ * KEYS[1]  queue, KEYS[2] deadlines, KEYS[3...] the permit keys (none: only leave the line)
+ * ARGV[1]  token; ARGV[2] the base key; ARGV[3] now, ms; ARGV[4] the grant, ms
+ * Returns  1 when the waiter was in line or held a permit it was handed, 0 otherwise.
  */
 export const leaveQueue = defineScript({
   name: "leave queue",
   source: `redis.call("ZREM", KEYS[2], ARGV[1])
-return redis.call("ZREM", KEYS[1], ARGV[1])
+local left = redis.call("ZREM", KEYS[1], ARGV[1])
+local handed, frees = nil, 0
+for i = 3, #KEYS do
+  local value = redis.call("GET", KEYS[i])
+  if value == ARGV[1] then
+    redis.call("DEL", KEYS[i])
+    handed = i
+    frees = frees + 1
+  elseif value == false then
+    frees = frees + 1
+  end
+end
+if handed == nil then
+  return left
+end
+local expired = redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", "(" .. ARGV[3])
+for i = 1, #expired, 500 do
+  local chunk = {unpack(expired, i, math.min(i + 499, #expired))}
+  redis.call("ZREM", KEYS[1], unpack(chunk))
+  redis.call("ZREM", KEYS[2], unpack(chunk))
+end
+local message = "released"
+local entitled = redis.call("ZRANGE", KEYS[1], frees - 1, frees - 1, "WITHSCORES")
+if entitled[1] then
+  redis.call("SET", KEYS[handed], entitled[1], "PX", ARGV[4])
+  redis.call("ZREM", KEYS[1], entitled[1])
+  redis.call("ZREM", KEYS[2], entitled[1])
+  message = "granted:" .. redis.sha1hex(entitled[1]) .. ":" .. entitled[2] .. ":" .. ARGV[4]
+end
+redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[2]), message)
+return 1
 `,
-  sha1: "de8a1df33690282efdd6b51bae97c0867754d5ef",
-  keyLockedSha1: "c7f812d3e7a565d64b16b18f5ae74b7f8ee28704",
+  sha1: "367130a95bc2b7ae645b7fa60ae86b5c666b7e50",
+  keyLockedSha1: "b6ad0a7c178557461b24313a992045e2233618f8",
 });

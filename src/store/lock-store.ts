@@ -14,9 +14,13 @@ export type AttemptResult =
       readonly kind: "held";
       readonly pttl: number;
       readonly holder?: number | undefined;
-      /** Fair stores: how many waiters are ahead in the queue, and this waiter's place (its turn's name). */
+      /** Fair stores: how many waiters are ahead in the line. */
       readonly ahead?: number | undefined;
-      readonly seq?: number | undefined;
+      /**
+       * Fair stores: the caller's place in line, which no later stay in line repeats (a grant names
+       * it); undefined when the caller is not in line.
+       */
+      readonly place?: number | undefined;
       readonly failures?: readonly InstanceFailure[];
     }
   | { readonly kind: "error"; readonly error: LockRedisError };
@@ -62,8 +66,12 @@ export interface LockStore {
     ticket?: QueueTicket,
     onlyPermit?: number,
   ): Promise<AttemptResult>;
-  /** Takes `token` out of the fair queue (it stopped waiting). Never rejects. */
-  leaveQueue(token: string): Promise<void>;
+  /**
+   * Takes `token` out of the fair line (it stopped waiting). With `handBack`, a permit a release
+   * handed it meanwhile is freed and handed on; without, a permit it holds is left alone (the
+   * caller holds it). Never rejects.
+   */
+  leaveQueue(token: string, handBack: boolean): Promise<void>;
   /** Deletes the key if it holds `token`. @throws {LockRedisError} */
   release(token: string, lease: number): Promise<boolean>;
   /** Adds `amount` ms to the lease if the key holds `token` (0 only checks). @throws {LockRedisError} */

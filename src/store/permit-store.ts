@@ -31,6 +31,11 @@ export interface PermitStoreTarget {
   readonly permits: readonly string[];
   /** Whether waiters queue in arrival order. */
   readonly fair: boolean;
+  /**
+   * Fair: the longest a release hands a permit to the next waiter for, in milliseconds (never more
+   * than the releaser's lease). A waiter that died holds it that long at most.
+   */
+  readonly grantMs: number;
   readonly scripts: ScriptRunner;
   readonly server: ServerKind;
   readonly feed: EventFeed | undefined;
@@ -49,13 +54,18 @@ function queueKeys(key: string): [queue: string, deadlines: string] {
   return [sameSlotKey(key, ":queue"), sameSlotKey(key, ":queue-deadlines")];
 }
 
+/** The counter that numbers places in the fair queue of base key `key`, in its hash slot. */
+function placesKey(key: string): string {
+  return sameSlotKey(key, ":queue-places");
+}
+
 /**
  * A semaphore's permits, or a fair lock's key and queue, on one Redis (a single server, a
  * replicated primary, or a cluster: every key shares the base key's slot).
  */
 export class PermitStore implements LockStore {
   readonly #target: PermitStoreTarget;
-  /** queue, deadlines, fencing counter: the keys every take script gets before the permits. */
+  /** queue, deadlines, fencing counter, places: the keys every take script gets before the permits. */
   readonly #takeKeys: string[];
   readonly #releaseKeys: string[];
   readonly #extendKeys: string[];
@@ -66,7 +76,7 @@ export class PermitStore implements LockStore {
     this.#target = target;
     const queue = queueKeys(target.key);
     this.#queueKeys = queue;
-    this.#takeKeys = [...queue, fenceKey(target.key), ...target.permits];
+    this.#takeKeys = [...queue, fenceKey(target.key), placesKey(target.key), ...target.permits];
     this.#releaseKeys = [...queue, receiptKey(target.key), ...target.permits];
     this.#extendKeys = [receiptKey(target.key), ...target.permits];
   }
@@ -101,9 +111,9 @@ export class PermitStore implements LockStore {
     if (script === takePermitWithClockFence) args.push(lease + FENCE_COUNTER_LIFETIME_MS);
     try {
       const reply = replyIntegers(await this.#run("acquire", script, this.#takeKeys, args));
-      const [taken = 0, detail = -2, third, ahead, seq] = reply;
+      const [taken = 0, detail = -2, third, ahead, place] = reply;
       if (taken === 1) return { kind: "acquired", fencingToken: fencing ? third : undefined };
-      return { kind: "held", pttl: detail, holder: third || undefined, ahead, seq };
+      return { kind: "held", pttl: detail, holder: third || undefined, ahead, place: place || undefined };
     } catch (error) {
       if (error instanceof LockRedisError) return { kind: "error", error };
       throw error;
@@ -117,13 +127,14 @@ export class PermitStore implements LockStore {
     return clockFloor ? takePermitWithClockFence : takePermitWithCountedFence;
   }
 
-  async release(token: string): Promise<boolean> {
+  async release(token: string, lease: number): Promise<boolean> {
     const args: [string, ...ScriptArgument[]] = [
       token,
       newCallId(),
       this.#target.key,
       this.#target.fair ? "1" : "0",
       Date.now(),
+      Math.min(this.#target.grantMs, lease),
     ];
     return replyInteger(await this.#run("release", releasePermit, this.#releaseKeys, args)) === 1;
   }
@@ -141,12 +152,15 @@ export class PermitStore implements LockStore {
     return observation(await this.#run("renew", renewPermit, [...this.#target.permits], [token, lease]));
   }
 
-  async leaveQueue(token: string): Promise<void> {
+  async leaveQueue(token: string, handedBack: boolean): Promise<void> {
     if (!this.#target.fair) return;
+    // Without handing back, only the line is left: the token may hold a permit it keeps.
+    const keys = handedBack ? [...this.#queueKeys, ...this.#target.permits] : [...this.#queueKeys];
+    const args: [string, ...ScriptArgument[]] = [token, this.#target.key, Date.now(), this.#target.grantMs];
     try {
-      await this.#run("acquire", leaveQueue, [...this.#queueKeys], [token]);
+      await this.#run("acquire", leaveQueue, keys, args);
     } catch {
-      // Best effort: the entry's own deadline drops it soon anyway.
+      // Best effort: the entry's own deadline drops it soon anyway, and a grant runs out.
     }
   }
 

@@ -1,7 +1,7 @@
 import { scriptRunnerFor } from "../client/script-runner";
 import { guessServerKind } from "../client/server";
 import type { RedisClient } from "../client/types";
-import type { LockSettings } from "../options";
+import { LOCK_DEFAULTS, type LockSettings, QUEUE_GRACE_MS } from "../options";
 import { eventFeedFor } from "../wake/event-feed";
 import type { LockStore } from "./lock-store";
 import { PermitStore, permitKeys } from "./permit-store";
@@ -19,7 +19,18 @@ function clientParts(settings: LockSettings, client: RedisClient) {
     scripts: scriptRunnerFor(client, server === "upstash"),
     server,
     feed: eventFeedFor(client),
+    grantMs: grantMs(settings),
   };
+}
+
+/**
+ * How long a fair release hands the lock to the next waiter for: as long as a waiter's place in
+ * line outlives its last try (its longest wait between tries, plus the queue's grace), which is
+ * how long a dead waiter may hold the line up anyway.
+ */
+function grantMs(settings: LockSettings): number {
+  const { delay = LOCK_DEFAULTS.delay, maxDelay } = settings.hold.retry ?? {};
+  return Math.ceil(Math.max(delay, maxDelay ?? delay * LOCK_DEFAULTS.maxDelayFactor)) + QUEUE_GRACE_MS;
 }
 
 function clientsOf(redis: RedisClient | readonly RedisClient[]): readonly RedisClient[] {

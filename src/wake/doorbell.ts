@@ -10,16 +10,17 @@ export interface RetryWindow {
 }
 
 /**
- * What an event means to a waiter: retry at once ("now": its turn was announced to it alone), soon
- * (within the retry window: a release every waiter heard), go back to the full wait ("cancel":
- * someone else took the lock), or nothing ("ignore").
+ * What an event means to a waiter: the lock was handed to it ("granted": stop waiting, it holds),
+ * retry at once ("now"), soon (within the retry window: a release every waiter heard), go back to
+ * the full wait ("cancel": someone else took the lock), or nothing ("ignore").
  */
-export type EventMeaning = "now" | "soon" | "cancel" | "ignore";
+export type EventMeaning = "granted" | "now" | "soon" | "cancel" | "ignore";
 
-/** How a waiter without a place in a queue reads events: releases wake it, acquisitions send it back. */
+/** How a waiter without a place in a line reads events: releases wake it, acquisitions send it back. */
 export function unqueuedMeaning(event: FeedEvent): EventMeaning {
-  if (event === "acquired") return "cancel";
-  // A broken subscription ("ended"), a release, or a turn announced in a fair queue it is not in.
+  // Someone took the lock: a waiter of its own, or the one in a fair line it was handed to.
+  if (event === "acquired" || event.startsWith("granted:")) return "cancel";
+  // A broken subscription ("ended") or a release.
   return "soon";
 }
 
@@ -38,6 +39,8 @@ export class Doorbell {
   readonly #meaning: (event: FeedEvent) => EventMeaning;
   /** What the events since the last reset asked for, kept for a wait that had not started yet. */
   #pending: EventMeaning = "ignore";
+  /** The event that handed the lock to this waiter, until taken. */
+  #grant: FeedEvent | undefined;
   #onEvent: ((meaning: EventMeaning) => void) | undefined;
 
   /** @param meaning how the waiter reads each event. */
@@ -49,13 +52,26 @@ export class Doorbell {
   readonly ring = (event: FeedEvent): void => {
     const meaning = this.#meaning(event);
     if (meaning === "ignore") return;
-    if (meaning !== "soon" || this.#pending !== "now") this.#pending = meaning;
+    if (meaning === "granted") this.#grant = event;
+    if (this.#pending !== "granted" && (meaning !== "soon" || this.#pending !== "now"))
+      this.#pending = meaning;
     this.#onEvent?.(meaning);
   };
 
-  /** Forgets earlier events: called as an attempt is sent, which sees any release before it. */
+  /**
+   * Forgets earlier events: called as an attempt is sent, which sees any release before it. A grant
+   * is kept: the attempt will find the lock its own, and the grant still tells the wait to end.
+   */
   reset(): void {
-    this.#pending = "ignore";
+    if (this.#pending !== "granted") this.#pending = "ignore";
+  }
+
+  /** The event that handed the lock to this waiter, if one came; once. */
+  takeGrant(): FeedEvent | undefined {
+    const grant = this.#grant;
+    this.#grant = undefined;
+    if (this.#pending === "granted") this.#pending = "ignore";
+    return grant;
   }
 
   /**
@@ -94,7 +110,7 @@ export class Doorbell {
       };
       const soon = () => Math.min(deadline, monotonicNow() + retry.after + Math.random() * retry.spread);
       const wakeFor = (meaning: EventMeaning) => {
-        if (meaning === "now") wakeAt(monotonicNow());
+        if (meaning === "now" || meaning === "granted") wakeAt(monotonicNow());
         else if (meaning === "soon") wakeAt(soon());
         else wakeAt(deadline);
       };

@@ -3,9 +3,10 @@
 
 /**
  * What a lock's event channel carries: a release, an acquisition, or (fair locks and semaphores)
- * the turn of the waiter whose place in the queue is `<seq>`.
+ * a permit handed to the waiter whose token's SHA-1 is `<sha1>`, in line at `<place>`, for `<ms>`
+ * milliseconds.
  */
-export type LockEvent = "released" | "acquired" | `next:${number}`;
+export type LockEvent = "released" | "acquired" | `granted:${string}:${number}:${number}`;
 
 /**
  * What a listener hears: a lock event, or "ended" when the subscription broke (a stream or

@@ -19,25 +19,47 @@ export function canNameEventChannels(): boolean {
  * whatever the id. Resolves undefined where Web Crypto's digest is missing; then waiters only poll.
  */
 export async function lockEventChannel(key: string): Promise<string | undefined> {
-  const subtle = subtleCrypto();
-  if (subtle === undefined) return undefined;
-  try {
-    // Created on first use, so importing the package never depends on TextEncoder being present.
-    encoder ??= new TextEncoder();
-    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(key)));
-    let hex = "";
-    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
-    return `lock-events:${hex}`;
-  } catch {
-    return undefined;
-  }
+  const hex = await sha1Hex(key);
+  return hex === undefined ? undefined : `lock-events:${hex}`;
 }
 
-const TURN = /^next:\d+$/;
+const GRANT = /^granted:[0-9a-f]{40}:\d+:\d+$/;
 
 /** Reads a channel message as a lock event; anything else counts as a release (the safe guess: retry). */
 export function lockEventOf(message: unknown): LockEvent {
   if (message === "acquired") return "acquired";
-  if (typeof message === "string" && TURN.test(message)) return message as LockEvent;
+  if (typeof message === "string" && GRANT.test(message)) return message as LockEvent;
   return "released";
+}
+
+/** A fair release's hand-over to one waiter, read from a "granted:<sha1>:<place>:<ms>" event. */
+export interface Grant {
+  /** The SHA-1 of the waiter's token, in lowercase hex. */
+  readonly holder: string;
+  /** The waiter's place in line, which names one stay in line. */
+  readonly place: number;
+  /** How long the waiter holds without a request of its own, in milliseconds from the release. */
+  readonly ms: number;
+}
+
+/** The grant a "granted:…" event carries; undefined for other events. */
+export function grantOf(event: LockEvent): Grant | undefined {
+  if (!event.startsWith("granted:")) return undefined;
+  const [, holder = "", place = "", ms = ""] = event.split(":");
+  return { holder, place: Number(place), ms: Number(ms) };
+}
+
+/** The SHA-1 of `text` in lowercase hex, as `redis.sha1hex` computes it; undefined without Web Crypto. */
+export async function sha1Hex(text: string): Promise<string | undefined> {
+  const subtle = subtleCrypto();
+  if (subtle === undefined) return undefined;
+  try {
+    encoder ??= new TextEncoder();
+    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(text)));
+    let hex = "";
+    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+    return hex;
+  } catch {
+    return undefined;
+  }
 }

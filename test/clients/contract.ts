@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { scriptRunnerFor } from "../../src/client/script-runner";
 import { guessServerKind } from "../../src/client/server";
@@ -21,10 +22,20 @@ import {
 } from "../../src/scripts/permits";
 import { deleteIfOwned } from "../../src/scripts/release";
 import { renewIfOwned } from "../../src/scripts/renew";
-import type { LuaScript } from "../../src/scripts/script";
+import { defineScript, KEY_LOCKING_SHEBANG, type LuaScript } from "../../src/scripts/script";
 import { checkOwner } from "../../src/scripts/status";
 import { permitKeys } from "../../src/store/permit-store";
 import { uniqueId } from "../support/redis";
+
+/** Counts the waiters in a fair queue (a test's own script, sent like the library's). */
+const COUNT_QUEUE = defineScript({
+  name: "count queue",
+  source: `return redis.call("ZCARD", KEYS[1])`,
+  sha1: createHash("sha1").update(`return redis.call("ZCARD", KEYS[1])`).digest("hex"),
+  keyLockedSha1: createHash("sha1")
+    .update(`${KEY_LOCKING_SHEBANG}return redis.call("ZCARD", KEYS[1])`)
+    .digest("hex"),
+});
 
 /** What the server behind a client lets a test do besides sending scripts. */
 export interface ServerControls {
@@ -94,13 +105,17 @@ async function exerciseEveryScript(run: Run): Promise<void> {
 /** The permit scripts (semaphores, fair locks), with the arguments the library sends. */
 async function exercisePermitScripts(run: Run): Promise<void> {
   const base = uniqueId("scripts-permits");
-  const [queue, deadlines, receipt, fence] = [":queue", ":queue-deadlines", ":receipt", ":fence"].map(
-    (suffix) => sameSlotKey(base, suffix),
-  ) as [string, string, string, string];
+  const [queue, deadlines, receipt, fence, places] = [
+    ":queue",
+    ":queue-deadlines",
+    ":receipt",
+    ":fence",
+    ":queue-places",
+  ].map((suffix) => sameSlotKey(base, suffix)) as [string, string, string, string, string];
   const permits = permitKeys(base, 2);
   const take = (token: string, fair: boolean, lastTry = false) =>
     [token, LEASE_MS, base, fair ? "1" : "0", Date.now(), 5_000, lastTry ? "1" : "0", 0] as ScriptArgument[];
-  const takeKeys = [queue, deadlines, fence, ...permits];
+  const takeKeys = [queue, deadlines, fence, places, ...permits];
   expect(await run(takePermit, takeKeys, take("a", true))).toEqual([1, 1]);
   const [, second, fenceToken] = (await run(
     takePermitWithCountedFence,
@@ -127,16 +142,32 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   )) as number[];
   expect(extended).toBe(1);
   expect(target).toBeGreaterThan(5_000);
-  // Releasing "a" frees a permit and announces the turn of the first in line ("c").
+  // Releasing "a" frees a permit and hands it to the first in line, "c", for a 3 s grant.
   const releaseKeys = [queue, deadlines, receipt, ...permits];
-  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now()])).toBe(1);
-  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now()])).toBe(1);
+  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now(), 3_000])).toBe(1);
+  expect(await run(releasePermit, releaseKeys, ["a", "r1", base, "1", Date.now(), 3_000])).toBe(1);
+  const [granted, grantPttl] = (await run(checkPermit, permits, ["c"])) as number[];
+  expect(granted).toBe(1);
+  expect(grantPttl).toBeLessThanOrEqual(3_000);
+  // "c" confirms with a try of its own (fencing needs one): the permit is its, the lease restarts.
   expect(await run(takePermitWithClockFence, takeKeys, [...take("c", true), LEASE_MS + 60_000])).toEqual([
     1,
     1,
     expect.any(Number),
   ]);
-  expect(await run(leaveQueue, [queue, deadlines], ["c"])).toBe(0);
+  // A waiter that gives up while a permit was handed to it hands it on. The line emptied, yet "e"
+  // gets a place no earlier stay had: a grant names the stay it is for.
+  expect(await run(takePermit, takeKeys, take("e", true))).toEqual([
+    0,
+    expect.any(Number),
+    expect.any(Number),
+    0,
+    2,
+  ]);
+  expect(await run(releasePermit, releaseKeys, ["c", "r2", base, "1", Date.now(), 3_000])).toBe(1);
+  expect(await run(checkPermit, permits, ["e"])).toEqual([1, expect.any(Number)]);
+  expect(await run(leaveQueue, [queue, deadlines, ...permits], ["e", base, Date.now(), 3_000])).toBe(1);
+  expect(await run(checkPermit, permits, ["e"])).toEqual([0, -2]);
 }
 
 /** The runner a Lock on `client` would use: key-locked scripts where the client looks like Upstash. */
@@ -413,14 +444,22 @@ export function describeSemaphoreContract(
       const holder = new Semaphore({ ...options, redis: redis() });
       await holder.acquireOrThrow();
       const served: number[] = [];
-      const waiting = [0, 1, 2].map(async (index) => {
-        await new Promise((resolve) => setTimeout(resolve, 150 * index));
-        const waiter = new Semaphore({ ...options, redis: redis() });
-        await waiter.acquireOrThrow({ timeout: 10_000 });
-        served.push(index);
-        await waiter.release();
-      });
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      const waiting: Promise<void>[] = [];
+      const client = redis() as RedisClient;
+      const inLine = () =>
+        scriptRunnerFor(client, false).run(COUNT_QUEUE, [sameSlotKey(id, ":queue")], []) as Promise<number>;
+      for (const index of [0, 1, 2]) {
+        waiting.push(
+          (async () => {
+            const waiter = new Semaphore({ ...options, redis: redis() });
+            await waiter.acquireOrThrow({ timeout: 10_000 });
+            served.push(index);
+            await waiter.release();
+          })(),
+        );
+        // The next waiter starts once this one is in line, however slow its first request.
+        while ((await inLine()) < index + 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       await holder.release();
       await Promise.all(waiting);
       expect(served).toEqual([0, 1, 2]);

@@ -1,6 +1,7 @@
 // The acquire loop's decisions, on a fake clock against a scripted store: when it tries, when it
 // subscribes to the lock's announcements and when it stops, and what a call costs. The real store
 // and clients run in test/lock and test/clients; this pins down the policy.
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type AcquireOutcome, Acquisition, type AcquisitionContext } from "../../src/acquisition";
 import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
@@ -16,6 +17,7 @@ afterEach(() => {
 });
 
 const ROUND_TRIP_MS = 4;
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
 
 /** A store whose lock another owner holds, as `holderAt(ms)` says; it records what it was asked. */
 class ScriptedStore implements LockStore {
@@ -83,6 +85,7 @@ function context(store: LockStore, busy = { until: 0 }) {
     cleanUp: async (token) => {
       cleanedUp.push(token);
     },
+    leaveQueue: (token) => store.leaveQueue(token, true),
     background: () => {},
     busy,
   };
@@ -218,17 +221,28 @@ describe("a timeout bounds the whole call", () => {
   });
 });
 
+/**
+ * Lets a fair acquisition send its first try: it first hashes its token with Web Crypto, which
+ * settles on the real event loop, not the fake clock.
+ */
+async function firstTry(store: ScriptedStore): Promise<void> {
+  while (store.tries.length === 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe("a fair wait", () => {
-  /** A fair store: the caller is `ahead` places from the front, its place named `seq` 7. */
+  /** A fair store: the caller is `ahead` places from the front, at place `place` in line. */
   class QueueStore extends ScriptedStore {
     override fair = true;
     ahead = 2;
+    place = 41;
     readonly tickets: (QueueTicket | undefined)[] = [];
     override attempt(...args: Parameters<LockStore["attempt"]>): Promise<AttemptResult> {
       this.tickets.push(args[3]);
       return super
         .attempt(...args)
-        .then((result) => (result.kind === "held" ? { ...result, ahead: this.ahead, seq: 7 } : result));
+        .then((result) =>
+          result.kind === "held" ? { ...result, ahead: this.ahead, place: this.place } : result,
+        );
     }
   }
 
@@ -240,30 +254,79 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 } }),
       "t",
     ).run();
+    await firstTry(store);
     await vi.advanceTimersByTimeAsync(300);
     expect(store.subscriptions).toBe(1);
     const tries = store.tries.length;
-    // Releases and other waiters' turns do not wake a waiter that is not first in line.
+    const lastTryAt = store.tries.at(-1) as number;
+    // Releases and the lock handed to other waiters do not wake a waiter that is not first in line.
     store.announce("released");
-    store.announce("next:3");
+    store.announce(`granted:${sha1("someone else")}:41:3000`);
     await vi.advanceTimersByTimeAsync(50);
     expect(store.tries.length).toBe(tries);
+    // Handed to this waiter (named by its token's SHA-1): it holds at once, with no request of its
+    // own, for the grant counted from its last refused try.
     free = true;
-    store.announce("next:7");
+    store.announce(`granted:${sha1("t")}:41:3000`);
+    await vi.advanceTimersByTimeAsync(1);
+    const acquired = await outcome;
+    expect(store.tries.length).toBe(tries);
+    expect(acquired).toMatchObject({ acquired: true, pttl: 3_000 });
+    expect(acquired.acquired && acquired.sentAt).toBeLessThanOrEqual(lastTryAt);
+  });
+
+  it("does not trust a grant read late, for an earlier stay in line: a try checks it", async () => {
+    let free = false;
+    const store = new QueueStore(() => (free ? undefined : 7));
+    const outcome = new Acquisition(
+      context(store).value,
+      plan({ retry: { attempts: 50, delay: 100 } }),
+      "t",
+    ).run();
+    await firstTry(store);
+    await vi.advanceTimersByTimeAsync(300);
+    const tries = store.tries.length;
+    // A grant to the same token at place 40: this waiter (or an earlier acquire with its token) took
+    // that permit by a try and queued again at 41. Holding on its word would make two holders.
+    store.announce(`granted:${sha1("t")}:40:3000`);
     await vi.advanceTimersByTimeAsync(ROUND_TRIP_MS + 1);
     expect(store.tries.length).toBe(tries + 1);
-    expect(await outcome).toMatchObject({ acquired: true });
+    // Still waiting: the try found the lock held.
+    free = true;
+    store.announce(`granted:${sha1("t")}:41:3000`);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await outcome).toMatchObject({ acquired: true, pttl: 3_000 });
+    expect(store.tries.length).toBe(tries + 1);
+  });
+
+  it("with fencing, a grant is confirmed by a try of its own, which issues the token", async () => {
+    let free = false;
+    const store = new QueueStore(() => (free ? undefined : 7));
+    const outcome = new Acquisition(
+      context(store).value,
+      plan({ retry: { attempts: 50, delay: 100 }, fencing: true }),
+      "t",
+    ).run();
+    await firstTry(store);
+    await vi.advanceTimersByTimeAsync(300);
+    const tries = store.tries.length;
+    free = true;
+    store.announce(`granted:${sha1("t")}:41:3000`);
+    await vi.advanceTimersByTimeAsync(ROUND_TRIP_MS + 1);
+    expect(store.tries.length).toBe(tries + 1);
+    expect(await outcome).toMatchObject({ acquired: true, pttl: 10_000 });
   });
 
   it("tells the queue how long its place stays, and takes it out of line on its last try", async () => {
     const store = new QueueStore(() => 7);
-    const outcome = await run(
-      new Acquisition(
-        context(store).value,
-        plan({ retry: { attempts: 3, delay: 100 }, wakeOnRelease: false }),
-        "t",
-      ),
-    );
+    const running = new Acquisition(
+      context(store).value,
+      plan({ retry: { attempts: 3, delay: 100 }, wakeOnRelease: false }),
+      "t",
+    ).run();
+    await firstTry(store);
+    await vi.advanceTimersByTimeAsync(1_000);
+    const outcome = await running;
     expect(outcome).toMatchObject({ acquired: false, attempts: 3 });
     expect(store.tickets.map((ticket) => ticket?.lastTry)).toEqual([false, false, true]);
     // The longest wait between tries (maxDelay, 10 × delay) plus a 2 s margin.
@@ -279,6 +342,7 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 }, signal: controller.signal }),
       "the-token",
     ).run();
+    await firstTry(store);
     await vi.advanceTimersByTimeAsync(250);
     controller.abort(new Error("gone"));
     await expect(outcome).rejects.toThrow("gone");

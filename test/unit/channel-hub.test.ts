@@ -1,7 +1,7 @@
 // How waiters share subscriptions: one per channel, told "active" only when it is, let go of when
 // the last waiter leaves (also while still being set up), forgotten when it fails or breaks.
 import { describe, expect, it } from "vitest";
-import { channelHub } from "../../src/wake/channel-hub";
+import { channelHub, LINGER_MS } from "../../src/wake/channel-hub";
 import type { ChannelListener, FeedEvent } from "../../src/wake/feed-types";
 import { type PubSubConnection, sharedConnection } from "../../src/wake/shared-connection";
 
@@ -75,8 +75,26 @@ describe("channelHub", () => {
     await tick();
     expect(setups[0]?.stopped).toBe(false);
     stopB?.();
+    // It lingers a little, for a wait that comes right after, then ends.
     await tick();
+    expect(setups[0]?.stopped).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, LINGER_MS + 50));
     expect(setups[0]?.stopped).toBe(true);
+  });
+
+  it("a wait that comes while the subscription lingers reuses it, active at once", async () => {
+    const { setups, subscribe } = controlledSubscribe();
+    const hub = channelHub(subscribe);
+    const first = hub.listen("c", () => {}, new AbortController().signal);
+    setups[0]?.activate();
+    (await first)?.();
+    await tick();
+    const again = await hub.listen("c", () => {}, new AbortController().signal);
+    expect(typeof again).toBe("function");
+    expect(setups).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, LINGER_MS + 50));
+    expect(setups[0]?.stopped).toBe(false);
+    again?.();
   });
 
   it("honours the setup signal: an abort resolves undefined at once, and the last one lets the setup go", async () => {

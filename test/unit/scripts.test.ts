@@ -51,7 +51,7 @@ describe("what the scripts may do on Upstash", () => {
     for (const [, command, firstArgument = ""] of calls) {
       if (command === "PUBLISH" || command === "TIME") continue;
       if (bound.has(firstArgument)) continue;
-      expect(firstArgument, `${command} in ${script.name}`).toMatch(/^KEYS\[(\d|i|slot)\]$/);
+      expect(firstArgument, `${command} in ${script.name}`).toMatch(/^KEYS\[(\d|i|slot|released|handed)\]$/);
     }
   });
 });

@@ -1,0 +1,92 @@
+// A fair release hands the lock to the next waiter by a message, and the waiter holds on its word,
+// without a request. A message can be read late (a busy process, a slow stream): by then the
+// waiter may have taken that lock by a try of its own, released it, and queued again with the same
+// token (a uuid passed to acquire). The late message must not make it a second holder.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Lock } from "../../src/index";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { uniqueId } from "../support/redis";
+import { pause } from "./support/time";
+
+let server: RedisServerHandle;
+const clients: IoRedis[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await server?.stop();
+});
+
+function connect(): IoRedis {
+  const client = new IoRedis(server.port, "127.0.0.1");
+  clients.push(client);
+  return client;
+}
+
+type MessageListener = (channel: string, message: string) => void;
+
+/**
+ * A real ioredis client whose subscriber connections (the ones the lock opens with `duplicate()`
+ * to hear its events) hand every message over `lateMs` late.
+ */
+function readingMessagesLate(client: IoRedis, lateMs: number): IoRedis {
+  const late = (subscriber: IoRedis): IoRedis =>
+    new Proxy(subscriber, {
+      get(target, property) {
+        if (property !== "on") return Reflect.get(target, property, target);
+        return (event: string, listener: MessageListener) => {
+          if (event !== "message") return target.on(event, listener);
+          return target.on(event, (channel: string, message: string) => {
+            setTimeout(() => listener(channel, message), lateMs);
+          });
+        };
+      },
+    });
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === "duplicate") {
+        return () => {
+          const subscriber = target.duplicate();
+          clients.push(subscriber);
+          return late(subscriber);
+        };
+      }
+      return Reflect.get(target, property, target);
+    },
+  });
+}
+
+describe("a fair lock whose waiter reads a grant late", () => {
+  it("does not hold on a grant for an earlier stay in line, taken meanwhile by a try", async () => {
+    const id = uniqueId("late-grant");
+    const fair = { fair: true, lease: 5_000, retry: { delay: 20, maxDelay: 20 } } as const;
+    const first = new Lock({ id, redis: connect(), ...fair });
+    const seeded = new Lock({ id, redis: readingMessagesLate(connect(), 500), ...fair });
+    const next = new Lock({ id, redis: connect(), ...fair });
+    await first.acquireOrThrow();
+
+    // "seeded" waits in line at place 1, "next" behind it.
+    const seededWaits = seeded.acquire({ timeout: 2_000, uuid: "seeded" });
+    await pause(100);
+    const nextWaits = next.acquire({ timeout: 2_000 });
+    await pause(100);
+
+    // The release hands the lock to "seeded", whose message arrives 500 ms late: a try of its own
+    // finds the lock its own first.
+    await first.release();
+    expect(await seededWaits).toBe(true);
+    // It releases, which hands the lock to "next", and waits again with the same token, at place 3.
+    await seeded.release();
+    expect(await nextWaits).toBe(true);
+    const again = await seeded.acquire({ timeout: 1_000, uuid: "seeded" });
+
+    // The grant for place 1 arrived during that wait. "next" held the lock all along.
+    expect(again).toBe(false);
+    expect(await next.getStatus()).toBe("ACQUIRED");
+    await next.release();
+  });
+});
