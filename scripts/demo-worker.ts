@@ -1,12 +1,21 @@
 // One contender in `npm run demo`: a separate process that takes the shared lock through
 // @upstash/redis over and over until the run's deadline, and reports each step to the parent
-// as a JSON line on stdout (see scripts/demo/protocol.ts). It is started by scripts/demo.ts.
+// as a JSON line on stdout (see scripts/demo/protocol.ts). It is started by scripts/demo.ts, which
+// says which lock (fair or not) and which workload.
 
 import { createInterface } from "node:readline";
 import { setTimeout as pause } from "node:timers/promises";
 import { Redis } from "@upstash/redis";
 import { Lock } from "../src/index";
-import { formatEvent, type GoMessage, WORKER_ENV, WORKLOAD, type WorkerEvent } from "./demo/protocol";
+import {
+  formatEvent,
+  type GoMessage,
+  isWorkloadName,
+  WORKER_ENV,
+  WORKLOADS,
+  type WorkerEvent,
+  type Workload,
+} from "./demo/protocol";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -16,6 +25,8 @@ interface WorkerConfig {
   lockId: string;
   occupancyKey: string;
   name: string;
+  fair: boolean;
+  workload: Workload;
 }
 
 /** What the worker is doing, so that a stop request knows whether a lock must be released first. */
@@ -29,12 +40,16 @@ function readConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     if (!value) throw new Error(`${name} is not set; this worker is started by scripts/demo.ts`);
     return value;
   };
+  const workload = read(WORKER_ENV.workload);
+  if (!isWorkloadName(workload)) throw new Error(`${WORKER_ENV.workload} names no workload: ${workload}`);
   return {
     url: read(WORKER_ENV.url),
     token: read(WORKER_ENV.token),
     lockId: read(WORKER_ENV.lockId),
     occupancyKey: read(WORKER_ENV.occupancyKey),
     name: read(WORKER_ENV.name),
+    fair: read(WORKER_ENV.fair) === "true",
+    workload: WORKLOADS[workload],
   };
 }
 
@@ -91,31 +106,32 @@ function requestStop(): void {
  * and went entirely within our section is not seen here, but the parent's time check sees it.
  * @returns the highest occupancy seen: 1 when this worker was alone, as the lock promises.
  */
-async function criticalSection(counter: Redis, key: string): Promise<number> {
+async function criticalSection(counter: Redis, key: string, holdMs: number): Promise<number> {
   const entered = await counter.incr(key);
-  await sleepUnlessStopped(randomBetween(WORKLOAD.holdMs));
+  await sleepUnlessStopped(holdMs);
   const left = await counter.decr(key);
   // Anyone who entered after us and has not left yet is still counted when we decrement.
   return Math.max(entered, left + 1);
 }
 
 /** How many attempts fit before the deadline, so no worker is still waiting long after it. */
-function attemptsBefore(deadline: number): number {
+function attemptsBefore(workload: Workload, deadline: number): number {
   const remaining = Math.max(0, deadline - Date.now());
-  return Math.min(WORKLOAD.attempts, 1 + Math.floor(remaining / WORKLOAD.delayMs));
+  return Math.min(workload.attempts, 1 + Math.floor(remaining / workload.delayMs));
 }
 
 /** One round: wait for the lock, hold it for a while, release it. */
 async function round(lock: Lock, counter: Redis, config: WorkerConfig, deadline: number, emit: Emit) {
+  const { workload } = config;
   const waitStart = Date.now();
   emit({ event: "waiting" }, waitStart);
-  const attempts = attemptsBefore(deadline);
+  const attempts = attemptsBefore(workload, deadline);
   phase = "acquiring";
-  const acquired = await lock.acquire({ retry: { attempts, delay: WORKLOAD.delayMs } });
+  const acquired = await lock.acquire({ retry: { attempts, delay: workload.delayMs } });
   const heldFrom = Date.now();
   if (!acquired) {
     phase = "thinking";
-    const cutShort = attempts < WORKLOAD.attempts;
+    const cutShort = attempts < workload.attempts;
     emit({ event: "gave-up", waitedMs: heldFrom - waitStart, cutShort }, heldFrom);
     return;
   }
@@ -123,7 +139,7 @@ async function round(lock: Lock, counter: Redis, config: WorkerConfig, deadline:
   emit({ event: "acquired", waitedMs: heldFrom - waitStart }, heldFrom);
   let occupancy: number;
   try {
-    occupancy = await criticalSection(counter, config.occupancyKey);
+    occupancy = await criticalSection(counter, config.occupancyKey, randomBetween(workload.holdMs));
   } catch (error) {
     // Do not leave the lock held for a whole lease just because the counter failed.
     await lock.release().catch(() => false);
@@ -147,12 +163,17 @@ async function run(config: WorkerConfig, emit: Emit): Promise<void> {
   const message = await go;
   if (!message) return;
   phase = "thinking";
-  const lock = new Lock({ id: config.lockId, redis, lease: WORKLOAD.leaseMs });
+  const lock = new Lock({ id: config.lockId, redis, lease: config.workload.leaseMs, fair: config.fair });
   while (!stop.signal.aborted && Date.now() < message.deadline) {
-    const thought = await sleepUnlessStopped(randomBetween(WORKLOAD.thinkMs));
-    if (!thought || Date.now() >= message.deadline) break;
+    // Without thinking, the next round starts right after the release, with no timer in between.
+    const think = randomBetween(config.workload.thinkMs);
+    if (think > 0 && !(await sleepUnlessStopped(think))) break;
+    if (Date.now() >= message.deadline) break;
     await round(lock, counter, config, message.deadline, emit);
   }
+  // A wait cut short by the deadline leaves a fair queue in the background; exiting first would
+  // leave this waiter in line, and the last release would hand the lock to it for nothing.
+  await lock.pending;
 }
 
 async function main(): Promise<number> {

@@ -2,14 +2,19 @@
 // @upstash/redis, the terminal shows live who holds it and who waits, and a summary checks that
 // no two of them were ever inside the critical section at once.
 //
+// `npm run demo -- --fair`: two groups of processes at the same time, one on a lock with default
+// options and one on a lock with `fair: true`, each worker asking again as soon as it released;
+// the summary adds, for each lock, how evenly the turns went round (scripts/demo/fairness.ts).
+//
 // Uses UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN when both are set, otherwise a local
 // stack started for the run. Whatever it starts it stops, also on Ctrl-C. Exit code: 0 when the
 // run was clean, 1 on an overlap or a failed worker, 2 on bad arguments, 130/143 after SIGINT/SIGTERM.
 
 import type { Redis } from "@upstash/redis";
 import { type Backend, clientFor, deleteRunKeys, openBackend, type RunKeys, runKeys } from "./demo/backend";
+import { measureFairness, renderComparison, renderFairness } from "./demo/fairness";
 import { type DemoOptions, parseOptions, USAGE } from "./demo/options";
-import { WORKLOAD } from "./demo/protocol";
+import { WORKLOADS, type Workload, type WorkloadName } from "./demo/protocol";
 import {
   findOverlaps,
   overlapCount,
@@ -19,7 +24,7 @@ import {
   summarizeWorker,
   workerErrors,
 } from "./demo/summary";
-import { applyEvent, markExited, markInterrupted, newTrack, type Track } from "./demo/timeline";
+import { applyEvent, markExited, markInterrupted, newTrack, type TrackGroup } from "./demo/timeline";
 import { liveView, logView, type View } from "./demo/view";
 import { startWorker, type WorkerProcess } from "./demo/workers";
 import { runCli } from "./support/cli";
@@ -54,47 +59,83 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function printHeader(options: DemoOptions, backend: Backend, keys: RunKeys): void {
-  say(`  server: ${backend.description}`);
-  say(
-    `  lock:   ${keys.lockId}  (lease ${WORKLOAD.leaseMs} ms, acquire() tries ${WORKLOAD.attempts}×${WORKLOAD.delayMs} ms)`,
-  );
-  say(
-    `  each worker, for ${options.seconds} s: think ${WORKLOAD.thinkMs.join("-")} ms, wait for the lock, ` +
-      `hold it ${WORKLOAD.holdMs.join("-")} ms, release it; again`,
-  );
+/** One lock and the workers that contend for it. */
+interface Group extends TrackGroup {
+  /** "unfair" or "fair" with --fair; its workers are named after it, e.g. "fair-2". */
+  label: string;
+  fair: boolean;
+  keys: RunKeys;
+  workers: WorkerProcess[];
 }
 
-/** Starts the workers; each reports its events to its own track and to the view. */
-function startWorkers(
-  options: DemoOptions,
-  backend: Backend,
-  keys: RunKeys,
-  tracks: Track[],
-  view: () => View,
-): WorkerProcess[] {
-  const workers: WorkerProcess[] = [];
+/** The default run contends for one lock; --fair runs an unfair and a fair lock side by side. */
+function planGroups(options: DemoOptions): Group[] {
+  const group = (label: string, title: string | undefined, fair: boolean): Group => ({
+    label,
+    title,
+    fair,
+    keys: runKeys(),
+    tracks: [],
+    workers: [],
+  });
+  if (!options.fair) return [group("worker", undefined, false)];
+  return [
+    group("unfair", "Unfair lock (default options)", false),
+    group("fair", "Fair lock (fair: true)", true),
+  ];
+}
+
+function workloadOf(options: DemoOptions): WorkloadName {
+  return options.fair ? "saturated" : "paced";
+}
+
+function printHeader(options: DemoOptions, backend: Backend, groups: readonly Group[]): void {
+  const workload: Workload = WORKLOADS[workloadOf(options)];
+  const tries = `acquire() tries ${workload.attempts}×${workload.delayMs} ms`;
+  const hold = `hold it ${workload.holdMs.join("-")} ms, release it`;
+  say(`  server: ${backend.description}`);
+  const [only] = groups;
+  if (only && groups.length === 1) {
+    say(`  lock:   ${only.keys.lockId}  (lease ${workload.leaseMs} ms, ${tries})`);
+    say(
+      `  each worker, for ${options.seconds} s: think ${workload.thinkMs.join("-")} ms, wait for the lock, ` +
+        `${hold}; again`,
+    );
+    return;
+  }
+  for (const group of groups) {
+    say(
+      `  ${`${group.label}:`.padEnd(8)}${group.keys.lockId}  (${group.fair ? "fair: true" : "default options"})`,
+    );
+  }
+  say(`  both:   lease ${workload.leaseMs} ms, ${tries}`);
+  say(`  each worker, for ${options.seconds} s: wait for the lock, ${hold}, and at once wait again`);
+}
+
+/** Starts a group's workers; each reports its events to its own track and to the view. */
+function startWorkers(options: DemoOptions, backend: Backend, group: Group, view: () => View): void {
   for (let i = 1; i <= options.workers; i++) {
-    const track = newTrack(`worker-${i}`);
-    tracks.push(track);
+    const track = newTrack(`${group.label}-${i}`);
+    group.tracks.push(track);
     const settings = {
       url: backend.url,
       token: backend.token,
-      lockId: keys.lockId,
-      occupancyKey: keys.occupancyKey,
+      lockId: group.keys.lockId,
+      occupancyKey: group.keys.occupancyKey,
+      fair: group.fair,
+      workload: workloadOf(options),
     };
-    workers.push(
+    group.workers.push(
       startWorker(track.name, settings, (event) => {
         applyEvent(track, event);
         view().event(track, event);
       }),
     );
   }
-  return workers;
 }
 
-/** Waits for every worker to exit, recording on its track how it ended. */
-function awaitExits(workers: readonly WorkerProcess[], tracks: readonly Track[]): Promise<unknown> {
+/** Waits for every worker of a group to exit, recording on its track how it ended. */
+function awaitExits({ workers, tracks }: Group): Promise<unknown> {
   return Promise.all(
     workers.map(async (worker, i) => {
       const { code } = await worker.exited;
@@ -105,7 +146,7 @@ function awaitExits(workers: readonly WorkerProcess[], tracks: readonly Track[])
 }
 
 /** Everything the workers printed besides events, for workers that failed. */
-function printWorkerOutput(workers: readonly WorkerProcess[], tracks: readonly Track[]): void {
+function printWorkerOutput({ workers, tracks }: Group): void {
   workers.forEach((worker, i) => {
     if (tracks[i]?.state !== "failed" || worker.output.length === 0) return;
     say(`\n${worker.name} output:`);
@@ -113,11 +154,16 @@ function printWorkerOutput(workers: readonly WorkerProcess[], tracks: readonly T
   });
 }
 
-/** The summary table and verdict. @returns whether the run was clean. */
-function printSummary(tracks: readonly Track[], origin: number, interrupted: boolean): boolean {
+/**
+ * A group's summary table and verdict, under its title; with --fair, also how evenly its turns
+ * went round. @returns whether the group's run was clean.
+ */
+function printSummary(group: Group, options: DemoOptions, origin: number, interrupted: boolean): boolean {
+  const { tracks } = group;
   const summaries = tracks.map(summarizeWorker);
-  say(`\nSummary${interrupted ? " (interrupted: partial run)" : ""}:`);
+  say(`\n${group.title ?? "Summary"}${interrupted ? " (interrupted: partial run)" : ""}:`);
   for (const line of renderSummaryTable(summaries, summarizeAll(tracks))) say(`  ${line}`);
+  if (options.fair) for (const line of renderFairness(measureFairness(tracks))) say(`  ${line}`);
   const report = findOverlaps(tracks);
   say();
   for (const line of renderOverlaps(report, origin)) say(line);
@@ -135,15 +181,36 @@ function printSummary(tracks: readonly Track[], origin: number, interrupted: boo
   return overlapCount(report) === 0 && lost === 0 && failed.length === 0;
 }
 
-/** Deletes the run's keys and says whether the lock was left behind, a bug after a full run. */
-async function cleanUpKeys(redis: Redis, keys: RunKeys, interrupted: boolean): Promise<boolean> {
+/** With --fair: both locks' turns in one table, the point of the comparison. */
+function printComparison(groups: readonly Group[], options: DemoOptions, interrupted: boolean): void {
+  say(
+    `\nFair against unfair: ${options.workers} workers per lock for ${options.seconds} s, ` +
+      `each asking again as soon as it released${interrupted ? " (interrupted: partial run)" : ""}:`,
+  );
+  const locks = groups.map((group) => ({
+    label: `${group.label} lock`,
+    fairness: measureFairness(group.tracks),
+  }));
+  for (const line of renderComparison(locks)) say(`  ${line}`);
+}
+
+/**
+ * Deletes a group's keys and says whether the lock was left behind, a bug after a full run.
+ * `whose` names the keys' owner in the message: "the run's", or "the fair lock's".
+ */
+async function cleanUpKeys(
+  redis: Redis,
+  keys: RunKeys,
+  whose: string,
+  interrupted: boolean,
+): Promise<boolean> {
   const { lockLeft, deleted } = await deleteRunKeys(redis, keys);
   let lock = "the lock key was already gone";
   if (lockLeft)
     lock = interrupted
       ? "the lock key was still set by a stopped worker"
       : "WARNING: the lock key was still set";
-  say(`\nDeleted the run's ${deleted} keys; ${lock}.`);
+  say(`Deleted ${whose} ${deleted} keys; ${lock}.`);
   return !lockLeft;
 }
 
@@ -154,7 +221,16 @@ function interruptedEarly(): number {
 
 /** Runs the demo; `cleanups` collects what must be stopped, in order, whatever happens. */
 async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>): Promise<number> {
-  say(`Lock demo: ${options.workers} worker processes contend for one @upstash/lock through @upstash/redis.`);
+  if (options.fair) {
+    say(
+      `Lock demo, fair against unfair: two groups of ${options.workers} worker processes contend at the same time, ` +
+        "each group for its own @upstash/lock through @upstash/redis.",
+    );
+  } else {
+    say(
+      `Lock demo: ${options.workers} worker processes contend for one @upstash/lock through @upstash/redis.`,
+    );
+  }
   say("  starting...");
   const backend = await openBackend(process.env);
   cleanups.push(async () => {
@@ -162,20 +238,21 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
     if (backend.throwaway) say("Stopped the local stack.");
   });
   const redis = clientFor(backend);
-  const keys = runKeys();
-  printHeader(options, backend, keys);
+  const groups = planGroups(options);
+  printHeader(options, backend, groups);
   const reachable = redis.ping().catch((error: unknown) => {
     throw new Error(`cannot reach ${backend.url}: ${error instanceof Error ? error.message : String(error)}`);
   });
   if ((await unlessInterrupted(reachable)) === "interrupted") return interruptedEarly();
 
-  const tracks: Track[] = [];
-  const viewOptions = { tracks, out };
+  const viewOptions = { groups, out };
   const view: View = out.isTTY ? liveView(viewOptions) : logView(viewOptions);
-  const workers = startWorkers(options, backend, keys, tracks, () => view);
+  for (const group of groups) startWorkers(options, backend, group, () => view);
+  const workers = groups.flatMap((group) => group.workers);
+  const tracks = groups.flatMap((group) => group.tracks);
   // Stop the workers before the server they talk to, and only then delete their keys.
   cleanups.push(() => Promise.all(workers.map((worker) => worker.stop())));
-  const exits = awaitExits(workers, tracks);
+  const exits = Promise.all(groups.map(awaitExits));
   const ready = withTimeout(
     Promise.all(workers.map((w) => w.ready)),
     READY_TIMEOUT_MS,
@@ -195,10 +272,19 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
   }
   view.finish(stoppedAt);
   if (interrupted) say("\nInterrupted: stopped the workers.");
-  printWorkerOutput(workers, tracks);
-  const clean = printSummary(tracks, origin, interrupted);
+  for (const group of groups) printWorkerOutput(group);
+  let clean = true;
+  for (const group of groups) clean = printSummary(group, options, origin, interrupted) && clean;
+  if (options.fair) printComparison(groups, options, interrupted);
   // After an interrupt a throwaway server is about to go, keys and all: nothing to check there.
-  const keysClean = interrupted && backend.throwaway ? true : await cleanUpKeys(redis, keys, interrupted);
+  let keysClean = true;
+  if (!(interrupted && backend.throwaway)) {
+    say();
+    for (const group of groups) {
+      const whose = options.fair ? `the ${group.label} lock's` : "the run's";
+      keysClean = (await cleanUpKeys(redis, group.keys, whose, interrupted)) && keysClean;
+    }
+  }
   if (interrupted) return interruptExitCode;
   return clean && keysClean ? 0 : 1;
 }

@@ -8,21 +8,46 @@ export const WORKER_ENV = {
   lockId: "DEMO_LOCK_ID",
   occupancyKey: "DEMO_OCCUPANCY_KEY",
   name: "DEMO_WORKER_NAME",
+  /** "true" for a `fair: true` lock, "false" for default options. */
+  fair: "DEMO_FAIR",
+  /** A key of {@link WORKLOADS}. */
+  workload: "DEMO_WORKLOAD",
 } as const;
 
 /** How the lock is used by every worker; the parent prints it, the worker applies it. */
-export const WORKLOAD = {
+export interface Workload {
   /** A worker "thinks" (does unrelated work) this long between critical sections, in ms. */
-  thinkMs: [50, 300],
+  readonly thinkMs: readonly [number, number];
   /** How long a worker holds the lock once it has it, in ms. */
-  holdMs: [100, 400],
+  readonly holdMs: readonly [number, number];
   /** Far longer than any hold, so a lease never runs out inside a critical section. */
-  leaseMs: 5_000,
+  readonly leaseMs: number;
   /** acquire() tries up to this many times... */
-  attempts: 50,
-  /** ...this many ms apart, so a worker waits at most about 2.5 s before giving up. */
-  delayMs: 50,
-} as const;
+  readonly attempts: number;
+  /** ...this many ms apart: a worker gives up after waiting about attempts × delayMs. */
+  readonly delayMs: number;
+}
+
+export const WORKLOADS = {
+  /**
+   * The default run: workers think between rounds, so the lock is contended, but not always; a
+   * worker gives up after about 2.5 s.
+   */
+  paced: { thinkMs: [50, 300], holdMs: [100, 400], leaseMs: 5_000, attempts: 50, delayMs: 50 },
+  /**
+   * The --fair run: each worker asks again as soon as it released, so the lock is never free for
+   * long and only the order in which the lock serves its waiters decides who gets the next turn.
+   * Waits last up to the run's end (a minute at most): a waiter that gave up would lose its place
+   * in the fair queue, and a starved one shows as a long wait.
+   */
+  saturated: { thinkMs: [0, 0], holdMs: [100, 200], leaseMs: 5_000, attempts: 1_200, delayMs: 50 },
+} as const satisfies Record<string, Workload>;
+
+export type WorkloadName = keyof typeof WORKLOADS;
+
+export function isWorkloadName(name: string): name is WorkloadName {
+  return Object.hasOwn(WORKLOADS, name);
+}
 
 /** Sent by the parent once every worker is ready, so that all of them start together. */
 export interface GoMessage {

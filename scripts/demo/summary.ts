@@ -120,7 +120,7 @@ export function workerErrors(tracks: readonly Track[]): string[] {
   );
 }
 
-function plural(count: number, noun: string): string {
+export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
@@ -133,7 +133,7 @@ function seconds(value: number): string {
 }
 
 /** Left-aligns the first column and right-aligns the others. */
-function table(rows: string[][]): string[] {
+export function table(rows: string[][]): string[] {
   const widths =
     rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
   return rows.map((row) =>

@@ -28,6 +28,13 @@ export interface Track {
   events: WorkerEvent[];
 }
 
+/** The tracks of the workers that contend for one lock. */
+export interface TrackGroup {
+  /** Shown above the group's rows; undefined when the run has a single lock. */
+  title: string | undefined;
+  tracks: Track[];
+}
+
 export function newTrack(name: string): Track {
   return { name, state: "starting", spans: [], events: [] };
 }

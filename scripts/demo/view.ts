@@ -3,7 +3,7 @@
 // the timeline is printed once at the end.
 
 import type { WorkerEvent } from "./protocol";
-import { chooseScale, renderAxis, renderRow, type Scale, type Track } from "./timeline";
+import { chooseScale, renderAxis, renderRow, type Scale, type Track, type TrackGroup } from "./timeline";
 
 const REDRAW_MS = 100;
 /** Workers may still hold the lock when the deadline passes; the timeline leaves room for that. */
@@ -22,7 +22,8 @@ export interface View {
 }
 
 export interface ViewOptions {
-  tracks: readonly Track[];
+  /** One group per lock, drawn one above the other on a shared time axis. */
+  groups: readonly TrackGroup[];
   out: NodeJS.WriteStream;
 }
 
@@ -33,21 +34,29 @@ function paint(text: string, index: number, color: boolean): string {
   return `\x1b[${COLORS[index % COLORS.length]}m${text}\x1b[39m`;
 }
 
-/** The timeline block: ruler, one row per worker, legend. */
-function timelineLines(tracks: readonly Track[], scale: Scale, now: number, color: boolean): string[] {
+/** The timeline block: ruler, one row per worker under its group's title, legend. */
+function timelineLines(groups: readonly TrackGroup[], scale: Scale, now: number, color: boolean): string[] {
   const pad = " ".repeat(LABEL_WIDTH);
-  const rows = tracks.map((track, index) => {
-    const bar = paint(renderRow(track, scale, now), index, color);
-    return `${track.name.padEnd(LABEL_WIDTH - 1)}│${bar}│ ${track.state}`;
+  const rows = groups.flatMap(({ title, tracks }) => {
+    const group = tracks.map((track, index) => {
+      const bar = paint(renderRow(track, scale, now), index, color);
+      return `${track.name.padEnd(LABEL_WIDTH - 1)}│${bar}│ ${track.state}`;
+    });
+    return title === undefined ? group : [title, ...group];
   });
   const legend = `█ holds the lock   · waits for it   one column = ${scale.msPerColumn} ms`;
   return [`${pad}${renderAxis(scale)}`.trimEnd(), ...rows, `${pad}${legend}`];
 }
 
 /** The whole run, from the go to the last event, so that nothing is cut off at the end. */
-function finalSpan(tracks: readonly Track[], origin: number, seconds: number, stoppedAt?: number): number {
+function finalSpan(
+  groups: readonly TrackGroup[],
+  origin: number,
+  seconds: number,
+  stoppedAt?: number,
+): number {
   let last = stoppedAt ?? origin + seconds * 1000 + TAIL_MS;
-  for (const track of tracks) {
+  for (const track of groups.flatMap((group) => group.tracks)) {
     for (const span of track.spans) last = Math.max(last, span.to ?? span.from);
   }
   return last - origin;
@@ -59,7 +68,7 @@ function maxColumns(out: NodeJS.WriteStream): number {
 }
 
 /** Redraws the timeline in place on a terminal. */
-export function liveView({ tracks, out }: ViewOptions): View {
+export function liveView({ groups, out }: ViewOptions): View {
   const color = !("NO_COLOR" in process.env);
   let origin = 0;
   let seconds = 0;
@@ -68,7 +77,7 @@ export function liveView({ tracks, out }: ViewOptions): View {
   const showCursor = () => out.write("\x1b[?25h");
 
   const draw = (scale: Scale, now: number) => {
-    const lines = timelineLines(tracks, scale, now, color);
+    const lines = timelineLines(groups, scale, now, color);
     // Back to the first line of the previous drawing, then overwrite line by line.
     let text = drawnLines > 0 ? `\x1b[${drawnLines}A` : "";
     for (const line of lines) text += `\r\x1b[2K${line}\n`;
@@ -93,7 +102,7 @@ export function liveView({ tracks, out }: ViewOptions): View {
     finish(stoppedAt) {
       if (timer) clearInterval(timer);
       if (origin === 0) return;
-      const span = finalSpan(tracks, origin, seconds, stoppedAt);
+      const span = finalSpan(groups, origin, seconds, stoppedAt);
       draw(chooseScale(origin, span, maxColumns(out)), origin + span);
       showCursor();
     },
@@ -122,7 +131,7 @@ function describe(event: WorkerEvent): string | undefined {
 }
 
 /** Prints one log line per event, then the timeline once. */
-export function logView({ tracks, out }: ViewOptions): View {
+export function logView({ groups, out }: ViewOptions): View {
   let origin = 0;
   let seconds = 0;
   return {
@@ -138,9 +147,9 @@ export function logView({ tracks, out }: ViewOptions): View {
     },
     finish(stoppedAt) {
       if (origin === 0) return;
-      const span = finalSpan(tracks, origin, seconds, stoppedAt);
+      const span = finalSpan(groups, origin, seconds, stoppedAt);
       const scale = chooseScale(origin, span, maxColumns(out));
-      out.write(`\nTimeline:\n${timelineLines(tracks, scale, origin + span, false).join("\n")}\n`);
+      out.write(`\nTimeline:\n${timelineLines(groups, scale, origin + span, false).join("\n")}\n`);
     },
   };
 }

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { type GoMessage, parseEvent, WORKER_ENV, type WorkerEvent } from "./protocol";
+import { type GoMessage, parseEvent, WORKER_ENV, type WorkerEvent, type WorkloadName } from "./protocol";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WORKER_SCRIPT = fileURLToPath(new URL("../demo-worker.ts", import.meta.url));
@@ -15,6 +15,9 @@ export interface WorkerSettings {
   token: string;
   lockId: string;
   occupancyKey: string;
+  /** Whether the worker's Lock is created with `fair: true`. */
+  fair: boolean;
+  workload: WorkloadName;
 }
 
 export interface ExitInfo {
@@ -83,6 +86,8 @@ export function startWorker(
       [WORKER_ENV.lockId]: settings.lockId,
       [WORKER_ENV.occupancyKey]: settings.occupancyKey,
       [WORKER_ENV.name]: name,
+      [WORKER_ENV.fair]: String(settings.fair),
+      [WORKER_ENV.workload]: settings.workload,
     },
     stdio: ["pipe", "pipe", "pipe"],
   });
