@@ -1,23 +1,35 @@
 import type { ContentionResults, ContentionSummary } from "./contention";
+import { FAIRNESS_FLOOR } from "./goals";
 import type { VariantId } from "./variants";
 
-/** Colours by variant: ours in blues and greens, peers in warm tones. */
+/** Colours by variant: ours in blues, greens and teals, peers in warm tones. */
 const COLOURS: Partial<Record<VariantId, string>> = {
   "ours-wake": "#1f77b4",
+  "ours-fair": "#17becf",
   "ours-poll": "#2ca02c",
   "v021-d100": "#d62728",
   "v021-d10": "#ff7f0e",
   redlock: "#9467bd",
   semaphore: "#8c564b",
+  "sem-ours": "#1f77b4",
+  "sem-ours-fair": "#17becf",
+  "sem-redis-semaphore": "#8c564b",
 };
 
-const PANEL = { width: 440, height: 250, left: 62, right: 12, top: 34, bottom: 40 };
+const PANEL = { width: 400, height: 250, left: 62, right: 12, top: 34, bottom: 40 };
+const LEGEND_WIDTH = 300;
+/** Space above each row's panels for the row's heading. */
+const ROW_HEADING = 22;
 
 interface Panel {
   readonly title: string;
   readonly yLabel: string;
   readonly log: boolean;
   readonly pick: (row: ContentionSummary) => number;
+  /** A fixed top of the linear scale, instead of one fitted to the values. */
+  readonly max?: number;
+  /** A dashed horizontal line: a goal. */
+  readonly guide?: { readonly value: number; readonly label: string };
 }
 
 const PANELS: Panel[] = [
@@ -28,15 +40,23 @@ const PANELS: Panel[] = [
     pick: (row) => row.handoverP50,
   },
   { title: "throughput", yLabel: "critical sections / s", log: false, pick: (row) => row.sectionsPerSecond },
+  {
+    title: "fairness (least served worker ÷ mean)",
+    yLabel: "min ÷ mean sections per worker",
+    log: false,
+    pick: (row) => row.fairnessRatio,
+    max: 1,
+    guide: { value: FAIRNESS_FLOOR, label: `goal for fair variants: ≥ ${FAIRNESS_FLOOR}` },
+  },
 ];
 
 /**
- * A hand-written SVG: for each transport a row of two panels (handover p50, throughput) against the
- * number of worker processes, one line per variant.
+ * A hand-written SVG: for each run (locks or semaphores, over one transport) a row of three panels
+ * (handover p50, throughput, fairness) against the number of worker processes, one line per variant.
  */
 export function contentionChart(runs: ContentionResults[], caption: string): string {
-  const rowHeight = PANEL.height + 30;
-  const width = PANEL.width * 2 + 280;
+  const rowHeight = ROW_HEADING + PANEL.height + 30;
+  const width = PANEL.width * PANELS.length + LEGEND_WIDTH;
   const height = 50 + rowHeight * runs.length + 10;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
@@ -45,30 +65,41 @@ export function contentionChart(runs: ContentionResults[], caption: string): str
     `<text x="12" y="40" fill="#555">${escapeXml(caption)}</text>`,
   ];
   runs.forEach((run, rowIndex) => {
-    const y = 50 + rowIndex * rowHeight;
+    const top = 50 + rowIndex * rowHeight;
+    parts.push(
+      `<text x="12" y="${top + 16}" font-size="14" font-weight="600">${escapeXml(rowName(run))}</text>`,
+    );
+    const y = top + ROW_HEADING;
     PANELS.forEach((panel, panelIndex) => {
       parts.push(drawPanel(run, panel, panelIndex * PANEL.width, y));
     });
-    parts.push(drawLegend(run, PANEL.width * 2 + 8, y + PANEL.top));
+    parts.push(drawLegend(run, PANEL.width * PANELS.length + 8, y + PANEL.top));
   });
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
+}
+
+function rowName(run: ContentionResults): string {
+  const transport = run.transport === "http" ? "HTTP (@upstash/redis)" : "TCP (ioredis)";
+  return `${transport} · ${run.permits === 1 ? "locks" : `semaphores, limit ${run.permits}`}`;
 }
 
 function drawPanel(run: ContentionResults, panel: Panel, x0: number, y0: number): string {
   const plotWidth = PANEL.width - PANEL.left - PANEL.right;
   const plotHeight = PANEL.height - PANEL.top - PANEL.bottom;
   const ks = run.ks;
-  const rows = run.summary.filter((row) => Number.isFinite(panel.pick(row)) && panel.pick(row) > 0);
+  const rows = run.summary.filter(
+    (row) => Number.isFinite(panel.pick(row)) && (panel.log ? panel.pick(row) > 0 : panel.pick(row) >= 0),
+  );
   const values = rows.map(panel.pick);
   const xOf = (k: number) => {
     const index = ks.indexOf(k);
     return x0 + PANEL.left + (ks.length === 1 ? plotWidth / 2 : (index / (ks.length - 1)) * plotWidth);
   };
-  const scale = panel.log ? logScale(values) : linearScale(values);
+  const scale = panel.log ? logScale(values) : linearScale(values, panel.max);
   const yOf = (value: number) => y0 + PANEL.top + plotHeight - scale.position(value) * plotHeight;
   const out: string[] = [
-    `<text x="${x0 + PANEL.left}" y="${y0 + 20}" font-weight="600">${run.transport.toUpperCase()} · ${escapeXml(panel.title)}</text>`,
+    `<text x="${x0 + PANEL.left}" y="${y0 + 20}" font-weight="600">${escapeXml(panel.title)}</text>`,
     `<rect x="${x0 + PANEL.left}" y="${y0 + PANEL.top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#ccc"/>`,
   ];
   for (const tick of scale.ticks) {
@@ -76,6 +107,13 @@ function drawPanel(run: ContentionResults, panel: Panel, x0: number, y0: number)
     out.push(
       `<line x1="${x0 + PANEL.left}" x2="${x0 + PANEL.left + plotWidth}" y1="${y}" y2="${y}" stroke="#eee"/>`,
       `<text x="${x0 + PANEL.left - 6}" y="${y + 4}" text-anchor="end" fill="#555">${formatTick(tick)}</text>`,
+    );
+  }
+  if (panel.guide) {
+    const y = yOf(panel.guide.value);
+    out.push(
+      `<line x1="${x0 + PANEL.left}" x2="${x0 + PANEL.left + plotWidth}" y1="${y}" y2="${y}" stroke="#888" stroke-dasharray="5 4"/>`,
+      `<text x="${x0 + PANEL.left + 4}" y="${y + 13}" fill="#666" font-size="11">${escapeXml(panel.guide.label)}</text>`,
     );
   }
   for (const k of ks) {
@@ -127,8 +165,8 @@ interface Scale {
   ticks: number[];
 }
 
-function linearScale(values: number[]): Scale {
-  const max = niceCeiling(Math.max(1, ...values));
+function linearScale(values: number[], fixedMax?: number): Scale {
+  const max = fixedMax ?? niceCeiling(Math.max(1, ...values));
   const step = max / 5;
   return {
     position: (value) => value / max,

@@ -8,19 +8,25 @@ import { addHttp, addRecord, emptyHttp } from "./http-counter";
 import { CONNECTION_SETUP_COMMANDS, PUBSUB_COMMANDS } from "./ioredis-counter";
 import { diffServer, readServerCounters, type ServerCounters } from "./redis-info";
 import { median, round, type Summary, summarize } from "./stats";
-import { type Transport, VARIANT_LABELS, type VariantId } from "./variants";
+import { permitsOf, type Transport, VARIANT_LABELS, type VariantId } from "./variants";
 
 /** One run of K workers on one variant. */
 export interface ContentionPoint {
   readonly transport: Transport;
   readonly variant: VariantId;
+  /** How many may hold at once: 1 for a lock, the limit of a semaphore. */
+  readonly permits: number;
   readonly k: number;
   readonly round: number;
   readonly durationMs: number;
   /** Critical sections whose acquire resolved inside the timed window. */
   readonly sections: number;
   readonly sectionsPerSecond: number;
-  /** Next holder's acquire resolved − previous holder's release called, ms (every section). */
+  /**
+   * Next holder's acquire resolved − previous holder's release called, ms (every section). With
+   * `permits` P, the n-th acquisition (in time order) takes the place freed by the (n − P)-th
+   * release: a permit changing hands.
+   */
   readonly handover: Summary;
   /**
    * The same, only where the next holder is another worker: a waiter taking over. Where the releasing
@@ -32,12 +38,17 @@ export interface ContentionPoint {
   readonly acquireWait: Summary;
   /** Share of sections taken by the worker that held the lock just before. */
   readonly sameWorkerShare: number;
-  /** Sections that began before the previous one's release was even called (must be 0). */
+  /**
+   * Sections that began before the release that freed their place was even called, so that more
+   * than `permits` held at once (must be 0).
+   */
   readonly overlaps: number;
   /** Sections per worker in the window. */
   readonly perWorker: number[];
   readonly fairnessMin: number;
   readonly fairnessMax: number;
+  /** The least served worker's sections ÷ the mean per worker: 1 is perfectly even, 0 starved. */
+  readonly fairnessRatio: number;
   /** Every section of the point, the tail after the window included: the denominator of the costs. */
   readonly allSections: number;
   /**
@@ -79,6 +90,7 @@ export interface ContentionSummary {
   readonly transport: Transport;
   readonly variant: VariantId;
   readonly label: string;
+  readonly permits: number;
   readonly k: number;
   readonly rounds: number;
   readonly sectionsPerSecond: number;
@@ -92,6 +104,10 @@ export interface ContentionSummary {
   readonly acquireWaitP99: number;
   readonly fairnessMin: number;
   readonly fairnessMax: number;
+  /** Median over rounds of the least served worker's sections ÷ the mean per worker. */
+  readonly fairnessRatio: number;
+  /** The lowest of those ratios over the rounds. */
+  readonly fairnessRatioWorst: number;
   readonly requestsPerAcquire: number;
   readonly commandsPerAcquire?: number;
   readonly requestBytesPerAcquire?: number;
@@ -107,6 +123,8 @@ export interface ContentionSummary {
 
 export interface ContentionResults {
   readonly transport: Transport;
+  /** How many may hold at once, the same for every variant of the run: 1 for locks, else a semaphore's limit. */
+  readonly permits: number;
   readonly ks: number[];
   readonly durationMs: number;
   readonly workMs: number;
@@ -177,6 +195,9 @@ export async function measureContention(
   keyBase: string,
   log: (line: string) => void,
 ): Promise<ContentionResults> {
+  const permits = permitsOf(variants[0] as VariantId);
+  if (variants.some((variant) => permitsOf(variant) !== permits))
+    throw new Error("a contention run compares variants with the same number of permits");
   const points: ContentionPoint[] = [];
   if (shape.warmUpMs > 0) {
     const k = Math.max(...shape.ks);
@@ -211,6 +232,7 @@ export async function measureContention(
         log(
           `  ${transport} K=${String(k).padStart(2)} ${VARIANT_LABELS[variant].padEnd(40)} ` +
             `${point.sectionsPerSecond.toFixed(1).padStart(6)}/s  handover p50 ${point.handover.p50.toFixed(2)} ms, to a waiter ${point.waiterHandover.p50.toFixed(2)} ms  ` +
+            `fairness ${point.fairnessRatio.toFixed(2)}  ` +
             `${point.requestsPerAcquire.toFixed(2)} req${point.commandsPerAcquire === undefined ? "" : `, ${point.commandsPerAcquire.toFixed(2)} cmd`}/acquire${point.failures ? `  ${point.failures} failures` : ""}`,
         );
         await sleep(150);
@@ -219,12 +241,13 @@ export async function measureContention(
   }
   return {
     transport,
+    permits,
     ks: [...shape.ks],
     durationMs: shape.durationMs,
     workMs: shape.workMs,
     warmUpMs: shape.warmUpMs,
     points,
-    summary: summarizePoints(points),
+    summary: summarizePoints(points, variants),
   };
 }
 
@@ -271,19 +294,24 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
       })),
     )
     .sort((a, b) => a.acquiredAt - b.acquiredAt);
+  const releases = [...sections].sort((a, b) => a.releaseAt - b.releaseAt);
+  const permits = permitsOf(spec.variant);
   const inWindow = sections.filter((section) => section.acquiredAt >= startAt && section.acquiredAt <= endAt);
   const gaps: number[] = [];
   const waiterGaps: number[] = [];
-  for (let index = 1; index < sections.length; index++) {
+  // The first `permits` sections took free places; each later one, the place of the release
+  // `permits` before it in time order (for a lock, simply the section before).
+  for (let index = permits; index < sections.length; index++) {
     const current = sections[index] as (typeof sections)[0];
-    const previous = sections[index - 1] as (typeof sections)[0];
+    const freed = releases[index - permits] as (typeof sections)[0];
     if (current.acquiredAt > endAt) break;
-    gaps.push(current.acquiredAt - previous.releaseAt);
-    if (current.worker !== previous.worker) waiterGaps.push(current.acquiredAt - previous.releaseAt);
+    gaps.push(current.acquiredAt - freed.releaseAt);
+    if (current.worker !== freed.worker) waiterGaps.push(current.acquiredAt - freed.releaseAt);
   }
   const perWorker = reports.map(
     (_, worker) => inWindow.filter((section) => section.worker === worker).length,
   );
+  const meanPerWorker = inWindow.length / Math.max(1, reports.length);
   const all = Math.max(1, sections.length);
   const http = emptyHttp();
   const commands: Record<string, number> = {};
@@ -307,6 +335,7 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
   return {
     transport: spec.transport,
     variant: spec.variant,
+    permits,
     k: spec.k,
     round: spec.round,
     durationMs: spec.durationMs,
@@ -320,6 +349,7 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
     perWorker,
     fairnessMin: Math.min(...perWorker),
     fairnessMax: Math.max(...perWorker),
+    fairnessRatio: meanPerWorker === 0 ? 0 : round(Math.min(...perWorker) / meanPerWorker),
     allSections: sections.length,
     requestsPerAcquire: round((spec.transport === "http" ? http.requests : commandsSent) / all),
     ...(spec.transport === "http"
@@ -356,9 +386,17 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
   };
 }
 
+/** Ours with wake-ups on (the defaults, and fair waiters, which subscribe at once). */
+const SUBSCRIBING_VARIANTS: ReadonlySet<VariantId> = new Set<VariantId>([
+  "ours-wake",
+  "ours-fair",
+  "sem-ours",
+  "sem-ours-fair",
+]);
+
 /**
- * For ours with wake-ups: whether waiters subscribed successfully. Undefined when nobody had to
- * wait (K = 1) or for other variants.
+ * For ours with wake-ups: whether waiters subscribed successfully. Undefined when nobody
+ * subscribed (K = 1, or no wait long enough) or for other variants.
  */
 function wakeUpsActive(
   spec: PointSpec,
@@ -366,7 +404,7 @@ function wakeUpsActive(
   failed: number,
   pubsub: number,
 ): boolean | undefined {
-  if (spec.variant !== "ours-wake") return undefined;
+  if (!SUBSCRIBING_VARIANTS.has(spec.variant)) return undefined;
   if (spec.transport === "tcp") return pubsub > 0 ? true : undefined;
   return subscribes === 0 ? undefined : subscribes > failed;
 }
@@ -390,9 +428,13 @@ function roundSummary(summary: Summary): Summary {
   };
 }
 
-function summarizePoints(points: ContentionPoint[]): ContentionSummary[] {
+/** Medians per (variant, K), ordered by K, then as `variants` lists them. */
+function summarizePoints(points: ContentionPoint[], variants: readonly VariantId[]): ContentionSummary[] {
   const groups = new Map<string, ContentionPoint[]>();
-  for (const point of points) {
+  const ordered = [...points].sort(
+    (a, b) => a.k - b.k || variants.indexOf(a.variant) - variants.indexOf(b.variant),
+  );
+  for (const point of ordered) {
     const key = `${point.variant}|${point.k}`;
     groups.set(key, [...(groups.get(key) ?? []), point]);
   }
@@ -413,6 +455,7 @@ function summarizePoints(points: ContentionPoint[]): ContentionSummary[] {
       transport: first.transport,
       variant: first.variant,
       label: VARIANT_LABELS[first.variant],
+      permits: first.permits,
       k: first.k,
       rounds: group.length,
       sectionsPerSecond: med((point) => point.sectionsPerSecond),
@@ -425,6 +468,8 @@ function summarizePoints(points: ContentionPoint[]): ContentionSummary[] {
       acquireWaitP99: med((point) => point.acquireWait.p99),
       fairnessMin: med((point) => point.fairnessMin),
       fairnessMax: med((point) => point.fairnessMax),
+      fairnessRatio: med((point) => point.fairnessRatio),
+      fairnessRatioWorst: Math.min(...group.map((point) => point.fairnessRatio)),
       requestsPerAcquire: med((point) => point.requestsPerAcquire),
       ...(commands === undefined ? {} : { commandsPerAcquire: commands }),
       ...(bytes === undefined ? {} : { requestBytesPerAcquire: round(bytes, 1) }),

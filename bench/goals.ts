@@ -3,32 +3,48 @@ import type { ContentionResults, ContentionSummary } from "./contention";
 import type { LatencyResults } from "./latency";
 import type { GoalResult } from "./results";
 import { interquartile } from "./stats";
+import { VARIANT_LABELS, type VariantId } from "./variants";
 import type { WireResults } from "./wire";
 
 /** The K at which the contention goals are stated. */
 export const GOAL_K = 8;
-/** The Ks at which ours must keep up with 0.2.1's throughput. */
-export const THROUGHPUT_KS = [8, 16] as const;
+/** The Ks, repeated three times each, at which ours must send fewer commands than 0.2.1. */
+export const COMMANDS_KS = [8, 16] as const;
+/** The least served worker of a fair variant gets at least this share of the mean. */
+export const FAIRNESS_FLOOR = 0.5;
+
+type Runs = { http?: ContentionResults | undefined; tcp?: ContentionResults | undefined };
 
 interface Inputs {
   readonly wire?: WireResults | undefined;
   readonly commands?: CommandsResults | undefined;
   readonly latency: { http?: LatencyResults | undefined; tcp?: LatencyResults | undefined };
-  readonly contention: { http?: ContentionResults | undefined; tcp?: ContentionResults | undefined };
+  readonly contention: Runs;
+  readonly permits?: Runs | undefined;
 }
+
+/** Our lock variants the contention goals hold to: the defaults, and fair. */
+const OUR_LOCKS = ["ours-wake", "ours-fair"] as const satisfies readonly VariantId[];
 
 /** Checks every goal of the issue against the run's results. */
 export function evaluateGoals(inputs: Inputs): GoalResult[] {
+  const { contention, latency } = inputs;
   return [
     wireRequests(inputs.wire),
     wireBytes(inputs.wire),
     billedCommands(inputs.commands),
-    cpuOverhead(inputs.latency.http, "HTTP"),
-    cpuOverhead(inputs.latency.tcp, "TCP"),
-    handover(inputs.contention.http, inputs.latency.http, "HTTP"),
-    handover(inputs.contention.tcp, inputs.latency.tcp, "TCP"),
-    requestsPerAcquire(inputs.contention.http),
-    ...THROUGHPUT_KS.map((k) => throughput(inputs.contention.http, k)),
+    cpuOverhead(latency.http, "HTTP"),
+    cpuOverhead(latency.tcp, "TCP"),
+    ...fairness(contention.http, "ours-fair", "3. Contention", "fair lock, HTTP"),
+    ...fairness(contention.tcp, "ours-fair", "4. Over TCP", "fair lock, TCP"),
+    ...fairness(inputs.permits?.http, "sem-ours-fair", "7. Permits", "fair semaphore, HTTP"),
+    ...fairness(inputs.permits?.tcp, "sem-ours-fair", "7. Permits", "fair semaphore, TCP"),
+    ...OUR_LOCKS.map((variant) => throughputVs021(contention.http, variant)),
+    ...OUR_LOCKS.map((variant) => throughputVsPeers(contention.tcp, variant)),
+    ...OUR_LOCKS.map((variant) => handover(contention.http, latency.http, "HTTP", variant)),
+    ...OUR_LOCKS.map((variant) => handover(contention.tcp, latency.tcp, "TCP", variant)),
+    ...OUR_LOCKS.map((variant) => commandsPerAcquire(contention.http, variant)),
+    requestsPerAcquire(contention.http),
   ];
 }
 
@@ -123,10 +139,11 @@ function handover(
   contention: ContentionResults | undefined,
   latency: LatencyResults | undefined,
   transport: string,
+  variant: VariantId,
 ): GoalResult {
   const section = transport === "HTTP" ? "3. Contention" : "4. Over TCP";
-  const goal = `Handover p50 at K = ${GOAL_K}, ours with its defaults (wake-ups on) (${transport})`;
-  const row = find(contention, "ours-wake", GOAL_K);
+  const goal = `Handover p50 at K = ${GOAL_K}, ${VARIANT_LABELS[variant]} (${transport})`;
+  const row = find(contention, variant, GOAL_K);
   const rtt = latency?.rttP50;
   if (!row || rtt === undefined) {
     return notMeasured(
@@ -144,7 +161,7 @@ function handover(
     section,
     goal,
     target: `≤ 2 × ${rtt.toFixed(2)} ms (round trip, PING p50) + 2 ms = ${limit.toFixed(2)} ms`,
-    measured: `${measuredValue.toFixed(2)} ms to a waiting worker (all handovers: ${row.handoverP50.toFixed(2)} ms)`,
+    measured: `${measuredValue.toFixed(2)} ms to a waiting worker (all handovers: ${row.handoverP50.toFixed(2)} ms${row.rounds > 1 ? `; medians of ${row.rounds} rounds` : ""})`,
     pass,
     verdict: pass
       ? `PASS, ${(limit - measuredValue).toFixed(2)} ms to spare`
@@ -215,24 +232,166 @@ function billedCommands(commands: CommandsResults | undefined): GoalResult {
   };
 }
 
-function throughput(contention: ContentionResults | undefined, k: number): GoalResult {
+/** Each K's verdict, for a goal stated at every K: "K = 8: ours 79.0 vs 82.4 ✗". */
+function perK(
+  ks: readonly number[],
+  check: (k: number) => { pass: boolean; text: string } | undefined,
+): { pass: boolean; measured: string; missed: number[]; ks: number[] } {
+  const checked = ks.flatMap((k) => {
+    const result = check(k);
+    return result ? [{ k, ...result }] : [];
+  });
+  return {
+    pass: checked.every((entry) => entry.pass),
+    measured: checked.map((entry) => `K = ${entry.k}: ${entry.text} ${entry.pass ? "✓" : "✗"}`).join("; "),
+    missed: checked.filter((entry) => !entry.pass).map((entry) => entry.k),
+    ks: checked.map((entry) => entry.k),
+  };
+}
+
+/**
+ * (a) A fair variant serves every worker: at every K with waiters (K ≥ 2), in every round, the least
+ * served worker's sections are at least {@link FAIRNESS_FLOOR} of the mean per worker.
+ */
+function fairness(
+  run: ContentionResults | undefined,
+  variant: VariantId,
+  section: string,
+  what: string,
+): GoalResult[] {
+  const goal = `Fairness of the ${what}: the least served worker's sections ÷ the mean per worker`;
+  const target = `≥ ${FAIRNESS_FLOOR} at every K ≥ 2, in every round`;
+  const ks = (run?.ks ?? []).filter((k) => k >= 2 && find(run, variant, k));
+  if (!run || ks.length === 0) return [notMeasured(section, goal, target, `the ${what} did not run`)];
+  const result = perK(ks, (k) => {
+    const row = find(run, variant, k) as ContentionSummary;
+    const rounds =
+      row.rounds > 1 ? ` (worst of ${row.rounds} rounds; median ${row.fairnessRatio.toFixed(2)})` : "";
+    return {
+      pass: row.fairnessRatioWorst >= FAIRNESS_FLOOR,
+      text: `${row.fairnessRatioWorst.toFixed(2)}${rounds}, ${row.fairnessMin}–${row.fairnessMax} sections per worker`,
+    };
+  });
+  return [
+    {
+      section,
+      goal,
+      target,
+      measured: result.measured,
+      pass: result.pass,
+      verdict: result.pass
+        ? `PASS at K = ${result.ks.join(", ")}`
+        : `MISS at K = ${result.missed.join(", ")}`,
+    },
+  ];
+}
+
+/** (b) Over HTTP: at every K, at least the sections per second of 0.2.1 polling every 100 ms (its default). */
+function throughputVs021(contention: ContentionResults | undefined, variant: VariantId): GoalResult {
   const section = "3. Contention";
-  const goal = `Critical sections per second over HTTP at K = ${k}, ours with its defaults (wake-ups on)`;
-  const target = "≥ 0.2.1 polling every 100 ms, same run";
-  const ours = find(contention, "ours-wake", k);
-  const old = find(contention, "v021-d100", k);
-  if (!ours || !old) return notMeasured(section, goal, target, `HTTP contention did not run at K = ${k}`);
-  const polling = find(contention, "ours-poll", k);
-  const pass = ours.sectionsPerSecond >= old.sectionsPerSecond;
-  const rounds = ours.rounds === old.rounds ? `${ours.rounds}` : `${ours.rounds} and ${old.rounds}`;
+  const goal = `Critical sections per second over HTTP, ${VARIANT_LABELS[variant]}`;
+  const target = "≥ 0.2.1 (polling every 100 ms, its default) at every K, same run";
+  const ks = (contention?.ks ?? []).filter(
+    (k) => find(contention, variant, k) && find(contention, "v021-d100", k),
+  );
+  if (ks.length === 0) return notMeasured(section, goal, target, "HTTP contention did not run");
+  const result = perK(ks, (k) => {
+    const ours = find(contention, variant, k) as ContentionSummary;
+    const old = find(contention, "v021-d100", k) as ContentionSummary;
+    return {
+      pass: ours.sectionsPerSecond >= old.sectionsPerSecond,
+      text: `${ours.sectionsPerSecond.toFixed(1)} vs ${old.sectionsPerSecond.toFixed(1)}/s${ours.rounds > 1 ? ` (medians of ${ours.rounds} rounds)` : ""}`,
+    };
+  });
+  return throughputResult(section, goal, target, result, (k) => {
+    const ours = find(contention, variant, k) as ContentionSummary;
+    const old = find(contention, "v021-d100", k) as ContentionSummary;
+    return `K = ${k} by ${(old.sectionsPerSecond - ours.sectionsPerSecond).toFixed(1)}/s (${percent(1 - ours.sectionsPerSecond / old.sectionsPerSecond)} fewer)`;
+  });
+}
+
+/** The TCP peers ours is held to: redlock and redis-semaphore's Mutex. */
+const TCP_PEERS = ["redlock", "semaphore"] as const satisfies readonly VariantId[];
+
+/** (b) Over TCP: at every K, at least the sections per second of the best TCP peer at that K. */
+function throughputVsPeers(contention: ContentionResults | undefined, variant: VariantId): GoalResult {
+  const section = "4. Over TCP";
+  const goal = `Critical sections per second over TCP, ${VARIANT_LABELS[variant]}`;
+  const target = "≥ the best of redlock and redis-semaphore's Mutex at every K, same run";
+  const best = (k: number) =>
+    TCP_PEERS.map((peer) => find(contention, peer, k))
+      .filter((row): row is ContentionSummary => row !== undefined)
+      .sort((a, b) => b.sectionsPerSecond - a.sectionsPerSecond)[0];
+  const ks = (contention?.ks ?? []).filter((k) => find(contention, variant, k) && best(k));
+  if (ks.length === 0) return notMeasured(section, goal, target, "TCP contention did not run");
+  const peerName = (row: ContentionSummary) => (row.variant === "redlock" ? "redlock" : "redis-semaphore");
+  const result = perK(ks, (k) => {
+    const ours = find(contention, variant, k) as ContentionSummary;
+    const peer = best(k) as ContentionSummary;
+    return {
+      pass: ours.sectionsPerSecond >= peer.sectionsPerSecond,
+      text: `${ours.sectionsPerSecond.toFixed(1)} vs ${peerName(peer)} ${peer.sectionsPerSecond.toFixed(1)}/s`,
+    };
+  });
+  return throughputResult(section, goal, target, result, (k) => {
+    const ours = find(contention, variant, k) as ContentionSummary;
+    const peer = best(k) as ContentionSummary;
+    return `K = ${k} by ${(peer.sectionsPerSecond - ours.sectionsPerSecond).toFixed(1)}/s (${percent(1 - ours.sectionsPerSecond / peer.sectionsPerSecond)} fewer)`;
+  });
+}
+
+function throughputResult(
+  section: string,
+  goal: string,
+  target: string,
+  result: ReturnType<typeof perK>,
+  shortfall: (k: number) => string,
+): GoalResult {
   return {
     section,
     goal,
     target,
-    measured: `ours ${ours.sectionsPerSecond.toFixed(1)}/s vs 0.2.1 ${old.sectionsPerSecond.toFixed(1)}/s (ours polling: ${polling ? `${polling.sectionsPerSecond.toFixed(1)}/s` : "n/a"}), medians of ${rounds} rounds`,
-    pass,
-    verdict: pass
-      ? `PASS, ${percent(ours.sectionsPerSecond / old.sectionsPerSecond - 1)} more`
-      : `MISS by ${(old.sectionsPerSecond - ours.sectionsPerSecond).toFixed(1)}/s (${percent(1 - ours.sectionsPerSecond / old.sectionsPerSecond)} fewer)`,
+    measured: result.measured,
+    pass: result.pass,
+    verdict: result.pass
+      ? `PASS at K = ${result.ks.join(", ")}`
+      : `MISS at ${result.missed.length} of ${result.ks.length} Ks: ${result.missed.map(shortfall).join(", ")}`,
+  };
+}
+
+/** (d) Over HTTP: fewer billed commands per successful acquire than 0.2.1, everything the workers sent counted. */
+function commandsPerAcquire(contention: ContentionResults | undefined, variant: VariantId): GoalResult {
+  const section = "3. Contention";
+  const goal = `Billed commands per successful acquire over HTTP (release and subscriptions included), ${VARIANT_LABELS[variant]}`;
+  const target = `fewer than 0.2.1 polling every 100 ms at K = ${COMMANDS_KS.join(" and ")}`;
+  const ks = COMMANDS_KS.filter(
+    (k) => find(contention, variant, k)?.commandsPerAcquire !== undefined && find(contention, "v021-d100", k),
+  );
+  if (ks.length === 0)
+    return notMeasured(section, goal, target, `HTTP contention did not run at K = ${COMMANDS_KS.join(", ")}`);
+  const result = perK(ks, (k) => {
+    const ours = find(contention, variant, k) as ContentionSummary;
+    const old = find(contention, "v021-d100", k) as ContentionSummary;
+    const [mine, theirs] = [ours.commandsPerAcquire as number, old.commandsPerAcquire ?? Number.NaN];
+    return { pass: mine < theirs, text: `${mine.toFixed(2)} vs ${theirs.toFixed(2)}` };
+  });
+  const over = (k: number) => {
+    const ours = find(contention, variant, k)?.commandsPerAcquire ?? Number.NaN;
+    const old = find(contention, "v021-d100", k)?.commandsPerAcquire ?? Number.NaN;
+    return `K = ${k} by ${(ours - old).toFixed(2)}`;
+  };
+  const row = find(contention, variant, GOAL_K);
+  return {
+    section,
+    goal,
+    target,
+    measured: result.measured,
+    pass: result.pass,
+    verdict: result.pass
+      ? `PASS at K = ${result.ks.join(" and ")}`
+      : `MISS: ${result.missed.map(over).join(", ")} commands per acquire`,
+    ...(row?.wakeUpsActive === false
+      ? { note: "wake-ups were NOT active: each waiting acquire's subscription request failed and it polled" }
+      : {}),
   };
 }

@@ -4,7 +4,7 @@ import type { ContentionResults } from "./contention";
 import type { LatencyResults } from "./latency";
 import type { BenchResults } from "./results";
 import { interquartile, median } from "./stats";
-import { VARIANT_LABELS, WAIT_ATTEMPTS } from "./variants";
+import { SEMAPHORE_LIMIT, VARIANT_LABELS, WAIT_ATTEMPTS } from "./variants";
 import { WIRE_OPS, type WireConfigResult } from "./wire";
 
 /** The markdown report: written to bench/results/latest.md and printed at the end of a run. */
@@ -44,6 +44,7 @@ export function markdownReport(results: BenchResults): string {
     out.push(...contentionSection("### Contention", results.contention.tcp, !results.contention.http));
   if (results.size) out.push(...sizeSection(results));
   if (results.scale) out.push(...scaleSection(results));
+  if (results.permits?.http || results.permits?.tcp) out.push(...permitsSection(results.permits));
   out.push(...howToRead());
   return `${out.join("\n")}\n`;
 }
@@ -175,23 +176,53 @@ function latencySection(title: string, latency: LatencyResults): string[] {
 }
 
 function contentionSection(title: string, contention: ContentionResults, chart: boolean): string[] {
-  const tcp = contention.transport === "tcp";
   return [
     title,
     "",
-    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated, the variants' order rotated from round to round${contention.warmUpMs > 0 ? `, after a discarded ${contention.warmUpMs / 1000} s warm-up point per variant at the largest K (the first point after the workers start runs slower)` : ""}. "ours, defaults" is \`new Lock({ id, redis, lease: 10_000 })\` (the default lease) acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and nothing else: \`wakeOnRelease\` on, which subscribes only when one holder keeps the lock across several polls, the subscription counting as an attempt; "ours, polling" sets \`wakeOnRelease: false\`. Handover = next holder's acquire resolved − previous holder's release() called, on one machine clock; "to a waiter" counts only handovers between different workers; "acquire wait" is acquire() called → resolved, what callers experience. Requests per acquire count everything the clients sent (release and subscriptions included) ÷ critical sections; ${tcp ? "for TCP these are commands sent by the clients (round trips), next to the commands Redis executed (Lua's inner commands included, from INFO) and the connections opened" : "counted at `fetch` in each worker, with the commands Upstash would bill for them (each command of a pipeline, each subscription) and their body bytes, cross-checked with the proxy's counters (commands forwarded + subscriptions opened)"}.${tcp ? "" : uncountedSuffix(uncountedOf(contention))}`,
+    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated, the variants' order rotated from round to round${contention.warmUpMs > 0 ? `, after a discarded ${contention.warmUpMs / 1000} s warm-up point per variant at the largest K (the first point after the workers start runs slower)` : ""}. "ours, defaults" is \`new Lock({ id, redis, lease: 10_000 })\` (the default lease) acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and nothing else: \`wakeOnRelease\` on, which subscribes only when one holder keeps the lock across several polls, the subscription counting as an attempt; "ours, fair" adds \`fair: true\`: waiters queue in Redis in arrival order, only the first in line may take a freed lock, and each waiter subscribes after its first failed try and is woken by the announcement of its own turn; "ours, polling" sets \`wakeOnRelease: false\`. ${measuresText(contention)}`,
     "",
     ...(chart ? ["![contention chart](contention.svg)", ""] : []),
-    `| K | Variant | sections/s | handover p50 / p99 ms | to a waiter p50 / p99 ms | acquire wait p50 / p99 ms | same worker again | fairness min–max | requests / acquire | ${tcp ? "" : "commands / acquire | request B / acquire | "}of which wake-up path | ${tcp ? "Redis commands / acquire | connections / acquire" : "proxy requests / commands per acquire | wake-ups active"} | rounds |`,
-    `| --: | --- | --: | --: | --: | --: | --: | --: | --: | ${tcp ? "" : "--: | --: | "}--: | --: | ${tcp ? "--: |" : "--- |"} --: |`,
+    ...contentionTable(contention),
+  ];
+}
+
+/** What the contention and permits tables measure, and how requests are counted. */
+function measuresText(contention: ContentionResults): string {
+  const tcp = contention.transport === "tcp";
+  return `Handover = next holder's acquire resolved − previous holder's release() called, on one machine clock; "to a waiter" counts only handovers between different workers; "acquire wait" is acquire() called → resolved, what callers experience. Fairness is sections per worker in the window: the least and most served worker, and the least ÷ the mean per worker (1: even; median over rounds, the worst round after the slash). Requests per acquire count everything the clients sent (release and subscriptions included) ÷ critical sections; ${tcp ? "for TCP these are commands sent by the clients (round trips), next to the commands Redis executed (Lua's inner commands included, from INFO) and the connections opened" : "counted at `fetch` in each worker, with the commands Upstash would bill for them (each command of a pipeline, each subscription) and their body bytes, cross-checked with the proxy's counters (commands forwarded + subscriptions opened)"}.${tcp ? "" : uncountedSuffix(uncountedOf(contention))}`;
+}
+
+function contentionTable(contention: ContentionResults): string[] {
+  const tcp = contention.transport === "tcp";
+  return [
+    `| K | Variant | sections/s | handover p50 / p99 ms | to a waiter p50 / p99 ms | acquire wait p50 / p99 ms | same worker again | fairness min–max | fairness min ÷ mean | requests / acquire | ${tcp ? "" : "commands / acquire | request B / acquire | "}of which wake-up path | ${tcp ? "Redis commands / acquire | connections / acquire" : "proxy requests / commands per acquire | wake-ups active"} | rounds |`,
+    `| --: | --- | --: | --: | --: | --: | --: | --: | --: | --: | ${tcp ? "" : "--: | --: | "}--: | --: | ${tcp ? "--: |" : "--- |"} --: |`,
     ...[...contention.summary]
       .sort((a, b) => a.k - b.k)
       .map(
         (row) =>
-          `| ${row.k} | ${row.label} | ${row.sectionsPerSecond.toFixed(1)} | ${ms(row.handoverP50)} / ${ms(row.handoverP99)} | ${ms(row.waiterHandoverP50)} / ${ms(row.waiterHandoverP99)} | ${ms(row.acquireWaitP50)} / ${ms(row.acquireWaitP99)} | ${Math.round(row.sameWorkerShare * 100)} % | ${row.fairnessMin}–${row.fairnessMax} | ${row.requestsPerAcquire.toFixed(2)} | ${tcp ? "" : `${row.commandsPerAcquire?.toFixed(2) ?? "–"} | ${row.requestBytesPerAcquire?.toFixed(0) ?? "–"} | `}${row.wakeUpRequestsPerAcquire.toFixed(2)} | ${tcp ? `${row.serverCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.connectionsPerAcquire?.toFixed(3) ?? "–"}` : `${row.proxyRequestsPerAcquire?.toFixed(2) ?? "–"} / ${row.proxyCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.wakeUpsActive === undefined ? "–" : row.wakeUpsActive ? "yes" : "**no** (polled)"}`} | ${row.rounds} |`,
+          `| ${row.k} | ${row.label} | ${row.sectionsPerSecond.toFixed(1)} | ${ms(row.handoverP50)} / ${ms(row.handoverP99)} | ${ms(row.waiterHandoverP50)} / ${ms(row.waiterHandoverP99)} | ${ms(row.acquireWaitP50)} / ${ms(row.acquireWaitP99)} | ${Math.round(row.sameWorkerShare * 100)} % | ${row.fairnessMin}–${row.fairnessMax} | ${row.fairnessRatio.toFixed(2)}${row.rounds > 1 ? ` / ${row.fairnessRatioWorst.toFixed(2)}` : ""} | ${row.requestsPerAcquire.toFixed(2)} | ${tcp ? "" : `${row.commandsPerAcquire?.toFixed(2) ?? "–"} | ${row.requestBytesPerAcquire?.toFixed(0) ?? "–"} | `}${row.wakeUpRequestsPerAcquire.toFixed(2)} | ${tcp ? `${row.serverCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.connectionsPerAcquire?.toFixed(3) ?? "–"}` : `${row.proxyRequestsPerAcquire?.toFixed(2) ?? "–"} / ${row.proxyCommandsPerAcquire?.toFixed(2) ?? "–"} | ${row.wakeUpsActive === undefined ? "–" : row.wakeUpsActive ? "yes" : "**no** (polled)"}`} | ${row.rounds} |`,
       ),
     "",
     ...overlapsLine(contention),
+  ];
+}
+
+function permitsSection(permits: NonNullable<BenchResults["permits"]>): string[] {
+  const runs = [permits.http, permits.tcp].filter((run): run is ContentionResults => run !== undefined);
+  const first = runs[0] as ContentionResults;
+  return [
+    `## 7. Permits: semaphores, limit ${SEMAPHORE_LIMIT}`,
+    "",
+    `The contention loop of sections 3 and 4 on a semaphore: K worker processes loop acquire → ${first.workMs} ms of work → release for ${first.durationMs / 1000} s per point, up to ${SEMAPHORE_LIMIT} holding at once. "ours Semaphore" is \`new Semaphore({ id, redis, limit: ${SEMAPHORE_LIMIT}, lease: 10_000 })\` acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\`; "fair" adds \`fair: true\`. redis-semaphore's \`Semaphore\` (a sorted set of holders, ZCARD against the limit, retry every 10 ms, its default) speaks ioredis's \`eval\` only, so it runs over TCP alone; 5.x has no \`FairSemaphore\` any more (its README: removed, the plain \`Semaphore\` being as fair). With ${SEMAPHORE_LIMIT} permits, the n-th acquisition takes the place of the (n − ${SEMAPHORE_LIMIT})-th release in time order: handover is the time between them, and a section that began before that release was called would mean ${SEMAPHORE_LIMIT + 1} holders at once (the mutual exclusion check).`,
+    "",
+    ...runs.flatMap((run) => [
+      `### ${run.transport === "http" ? "HTTP (@upstash/redis)" : "TCP (ioredis)"}`,
+      "",
+      measuresText(run),
+      "",
+      ...contentionTable(run),
+    ]),
   ];
 }
 
@@ -208,8 +239,12 @@ function uncountedOf(contention: ContentionResults): Record<string, number> {
 function overlapsLine(contention: ContentionResults): string[] {
   const overlaps = contention.summary.reduce((total, row) => total + row.overlaps, 0);
   const failures = contention.summary.reduce((total, row) => total + row.failures, 0);
+  const freed =
+    contention.permits === 1
+      ? "the previous holder called release"
+      : `the release whose permit it took was called (which would mean ${contention.permits + 1} holders at once)`;
   return [
-    `Mutual exclusion check: ${overlaps === 0 ? "no" : `**${overlaps}**`} section started before the previous holder called release; ${failures === 0 ? "no" : `**${failures}**`} failed acquisitions.`,
+    `Mutual exclusion check: ${overlaps === 0 ? "no" : `**${overlaps}**`} section started before ${freed}; ${failures === 0 ? "no" : `**${failures}**`} failed acquisitions.`,
     "",
   ];
 }
@@ -258,6 +293,7 @@ function howToRead(): string[] {
     "- Every section runs its variants side by side in one run, interleaved, so ratios hold on a noisy machine; absolute numbers depend on the machine and its load (see the load average above).",
     "- Client work runs in child processes; the local proxy and redis-server run in the orchestrator's process and in their own, on the same cores, so at K = 16 the machine itself is saturated.",
     '- A polling waiter that is asleep lets the releasing worker take the lock straight back ("same worker again"): that keeps all-handover medians low but starves the others (see fairness). The handover to a waiter is what waking waiters changes.',
+    "- A fair lock never lets the releasing worker take the lock straight back while others wait: every handover goes to another process, which must learn of its turn (a pub/sub announcement; over HTTP a server-sent event through the proxy) and be scheduled on the busy cores, where an unfair lock's releasing worker, already running, usually takes it straight back.",
     "- Reproduce with `npm run bench` (or `npx tsx bench/run.ts`; `--quick` for a smoke run). Set `UPSTASH_REDIS_REST_URL`/`UPSTASH_REDIS_REST_TOKEN` to measure HTTP against a real endpoint and `REDIS_URL` for the TCP sections.",
     "",
   ];

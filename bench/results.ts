@@ -34,6 +34,8 @@ export interface BenchResults {
   readonly commands?: CommandsResults;
   readonly latency: { http?: LatencyResults; tcp?: LatencyResults };
   readonly contention: { http?: ContentionResults; tcp?: ContentionResults };
+  /** Section 7: semaphores, limit 3 (absent in runs from before it existed). */
+  readonly permits?: { http?: ContentionResults; tcp?: ContentionResults };
   readonly size?: SizeResults;
   readonly scale?: ScaleResults;
   readonly goals: GoalResult[];

@@ -32,6 +32,7 @@ const SHAPE = quick
       durationMs: 1_000,
       roundsAt: (_k: number) => 1,
       warmUpMs: 500,
+      permits: { ks: [4, 8], roundsAt: (_k: number) => 1 },
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 2_000 },
     }
   : {
@@ -46,11 +47,16 @@ const SHAPE = quick
       // The goals are stated at K = 8 and 16: repeat those and report medians.
       roundsAt: (k: number) => (k === 8 || k === 16 ? 3 : 1),
       warmUpMs: 1_000,
+      // Permits: one round per K (no throughput goal rests on them).
+      permits: { ks: [4, 8, 16], roundsAt: (_k: number) => 1 },
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 10_000 },
     };
 const WORK_MS = 5;
-const HTTP_CONTENTION: VariantId[] = ["ours-wake", "ours-poll", "v021-d100", "v021-d10"];
-const TCP_CONTENTION: VariantId[] = ["ours-wake", "ours-poll", "redlock", "semaphore"];
+const HTTP_CONTENTION: VariantId[] = ["ours-wake", "ours-fair", "ours-poll", "v021-d100", "v021-d10"];
+const TCP_CONTENTION: VariantId[] = ["ours-wake", "ours-fair", "ours-poll", "redlock", "semaphore"];
+/** Semaphores (limit 3): redis-semaphore speaks ioredis's `eval`, so it runs over TCP only. */
+const HTTP_PERMITS: VariantId[] = ["sem-ours", "sem-ours-fair"];
+const TCP_PERMITS: VariantId[] = ["sem-ours", "sem-ours-fair", "sem-redis-semaphore"];
 
 let env: BenchEnvironment | undefined;
 let pool: WorkerPool | undefined;
@@ -128,7 +134,8 @@ async function main(): Promise<void> {
   } else skip("4a. Uncontended latency (TCP)", noTcp);
 
   const contention: { http?: ContentionResults; tcp?: ContentionResults } = {};
-  const maxK = Math.max(...SHAPE.ks);
+  const permits: { http?: ContentionResults; tcp?: ContentionResults } = {};
+  const maxK = Math.max(...SHAPE.ks, ...SHAPE.permits.ks);
   pool = await attempt(`Starting ${maxK} worker processes`, () => WorkerPool.start(maxK, current.endpoints));
   if (pool) {
     const workers = pool;
@@ -149,6 +156,17 @@ async function main(): Promise<void> {
       );
       if (overTcp) contention.tcp = overTcp;
     } else skip("4b. Contention (TCP)", noTcp);
+    const permitShape = { ...shape, ks: SHAPE.permits.ks, roundsAt: SHAPE.permits.roundsAt };
+    const httpPermits = await attempt("7a. Permits (HTTP)", () =>
+      measureContention(current, workers, "http", HTTP_PERMITS, permitShape, `${keyBase}:p`, log),
+    );
+    if (httpPermits) permits.http = httpPermits;
+    if (tcp) {
+      const tcpPermits = await attempt("7b. Permits (TCP)", () =>
+        measureContention(current, workers, "tcp", TCP_PERMITS, permitShape, `${keyBase}:p`, log),
+      );
+      if (tcpPermits) permits.tcp = tcpPermits;
+    } else skip("7b. Permits (TCP)", noTcp);
     await workers.close();
     pool = undefined;
   }
@@ -176,16 +194,17 @@ async function main(): Promise<void> {
     ...(commands ? { commands } : {}),
     latency,
     contention,
+    permits,
     ...(size ? { size } : {}),
     ...(scale ? { scale } : {}),
-    goals: evaluateGoals({ wire, commands, latency, contention }),
+    goals: evaluateGoals({ wire, commands, latency, contention, permits }),
   };
   const markdown = markdownReport(results);
   const directory = new URL("./results/", import.meta.url);
   await mkdir(directory, { recursive: true });
   await writeFile(new URL("latest.json", directory), `${JSON.stringify(results, null, 2)}\n`);
   await writeFile(new URL("latest.md", directory), markdown);
-  const charted = [contention.http, contention.tcp].filter(
+  const charted = [contention.http, contention.tcp, permits.http, permits.tcp].filter(
     (run): run is ContentionResults => run !== undefined,
   );
   if (charted.length > 0) {

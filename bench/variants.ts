@@ -1,9 +1,9 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
 import type { Redis as UpstashRedis } from "@upstash/redis";
 import type { Redis as IORedis } from "ioredis";
-import { Mutex } from "redis-semaphore";
+import { Mutex, Semaphore as RedisSemaphore } from "redis-semaphore";
 import Redlock, { type Lock as RedlockLock } from "redlock";
-import { Lock } from "../src/index";
+import { type LeaseHolder, Lock, Semaphore } from "../src/index";
 import type { Clients } from "./clients";
 import { evalClientRecorder, mirrorOfOurCommands, wrappedRecorder } from "./mirror";
 
@@ -12,13 +12,17 @@ export type VariantId =
   | "ours"
   | "ours-wake"
   | "ours-poll"
+  | "ours-fair"
   | "v021"
   | "v021-d100"
   | "v021-d10"
   | "redlock"
   | "semaphore"
   | "raw-ours"
-  | "raw-v021";
+  | "raw-v021"
+  | "sem-ours"
+  | "sem-ours-fair"
+  | "sem-redis-semaphore";
 
 export type Transport = "http" | "tcp";
 
@@ -33,6 +37,8 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
   // The defaults: `wakeOnRelease` on, which subscribes only to long waits on a lock one holder keeps.
   "ours-wake": "ours, defaults (wake-ups on long waits)",
   "ours-poll": "ours, polling 100 ms",
+  // Waiters queue in Redis; each subscribes after its first failed try and is woken on its turn alone.
+  "ours-fair": "ours, fair (`fair: true`)",
   v021: "0.2.1",
   "v021-d100": "0.2.1, polling 100 ms",
   "v021-d10": "0.2.1, polling 10 ms",
@@ -40,7 +46,18 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
   semaphore: "redis-semaphore 5.8.0 Mutex, 10 ms",
   "raw-ours": "raw client, ours' commands",
   "raw-v021": "raw client, 0.2.1's commands",
+  "sem-ours": "ours Semaphore, defaults",
+  "sem-ours-fair": "ours Semaphore, fair (`fair: true`)",
+  "sem-redis-semaphore": "redis-semaphore 5.8.0 Semaphore, 10 ms",
 };
+
+/** The `limit` of every semaphore variant: how many workers may hold a permit at once. */
+export const SEMAPHORE_LIMIT = 3;
+
+/** How many holders `variant` admits at once: 1 for a lock, {@link SEMAPHORE_LIMIT} for a semaphore. */
+export function permitsOf(variant: VariantId): number {
+  return variant.startsWith("sem-") ? SEMAPHORE_LIMIT : 1;
+}
 
 /** The lease every variant uses, milliseconds (0.2's default). */
 export const LEASE_MS = 10_000;
@@ -78,7 +95,14 @@ function need<T>(client: T | undefined, what: string): T {
   return client;
 }
 
-function oursHandle(lock: Lock, variant: VariantId, wait: boolean): LockHandle {
+/** Ours, as `variant` makes it: a Lock or a Semaphore, fair or not. */
+function ours(variant: VariantId, redis: UpstashRedis | IORedis, key: string): LeaseHolder {
+  const fair = variant === "ours-fair" || variant === "sem-ours-fair";
+  const config = { id: key, redis, lease: LEASE_MS, ...(fair ? { fair } : {}) };
+  return permitsOf(variant) > 1 ? new Semaphore({ ...config, limit: permitsOf(variant) }) : new Lock(config);
+}
+
+function oursHandle(lock: LeaseHolder, variant: VariantId, wait: boolean): LockHandle {
   const config = {
     ...(wait ? { retry: { attempts: WAIT_ATTEMPTS } } : {}),
     ...(variant === "ours-poll" ? { wakeOnRelease: false } : {}),
@@ -91,7 +115,10 @@ function httpHandle(variant: VariantId, redis: UpstashRedis, key: string, wait: 
     case "ours":
     case "ours-wake":
     case "ours-poll":
-      return oursHandle(new Lock({ id: key, redis, lease: LEASE_MS }), variant, wait);
+    case "ours-fair":
+    case "sem-ours":
+    case "sem-ours-fair":
+      return oursHandle(ours(variant, redis, key), variant, wait);
     case "v021":
     case "v021-d100":
     case "v021-d10": {
@@ -124,7 +151,10 @@ function tcpHandle(variant: VariantId, redis: IORedis, key: string, wait: boolea
     case "ours":
     case "ours-wake":
     case "ours-poll":
-      return oursHandle(new Lock({ id: key, redis, lease: LEASE_MS }), variant, wait);
+    case "ours-fair":
+    case "sem-ours":
+    case "sem-ours-fair":
+      return oursHandle(ours(variant, redis, key), variant, wait);
     case "redlock": {
       // retryCount -1 retries forever; the delay and jitter stay redlock's defaults.
       const redlock = new Redlock([redis], wait ? { retryCount: -1 } : {});
@@ -143,6 +173,15 @@ function tcpHandle(variant: VariantId, redis: IORedis, key: string, wait: boolea
         ...(wait ? { acquireTimeout: 3_600_000 } : {}),
       });
       return { acquire: () => mutex.tryAcquire(), release: () => mutex.release() };
+    }
+    case "sem-redis-semaphore": {
+      // Its default retry interval (10 ms); it has no fair variant any more: 5.x removed
+      // FairSemaphore, its README saying the plain Semaphore (ZCARD over a sorted set) is as fair.
+      const semaphore = new RedisSemaphore(redis, key, SEMAPHORE_LIMIT, {
+        lockTimeout: LEASE_MS,
+        ...(wait ? { acquireTimeout: 3_600_000 } : {}),
+      });
+      return { acquire: () => semaphore.tryAcquire(), release: () => semaphore.release() };
     }
     default:
       throw new Error(`${variant} does not run over TCP`);
