@@ -110,8 +110,11 @@ export class Doorbell {
       };
       const soon = () => Math.min(deadline, monotonicNow() + retry.after + Math.random() * retry.spread);
       const wakeFor = (meaning: EventMeaning) => {
-        if (meaning === "now" || meaning === "granted") wakeAt(monotonicNow());
-        else if (meaning === "soon") wakeAt(soon());
+        // At once, not by a 0 ms timer, which fires a millisecond later at the earliest.
+        if (meaning === "now" || meaning === "granted") {
+          cleanup();
+          resolve();
+        } else if (meaning === "soon") wakeAt(soon());
         else wakeAt(deadline);
       };
       this.#onEvent = wakeFor;
