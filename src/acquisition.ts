@@ -3,11 +3,12 @@ import { clockDriftAllowance, monotonicNow } from "./clock";
 import type { AcquisitionFailureReason, InstanceFailure, LockRedisError } from "./errors";
 import { type AcquirePlan, QUEUE_GRACE_MS } from "./options";
 import { raceAbort, TIMED_OUT, within } from "./race";
+import { sha1Hex } from "./sha1";
 import type { AttemptResult, LockStore, QueueTicket } from "./store/lock-store";
 import { Doorbell, type EventMeaning, type RetryWindow, unqueuedMeaning } from "./wake/doorbell";
 import { EventWatch } from "./wake/event-watch";
 import type { FeedEvent, LockEvent } from "./wake/feed-types";
-import { grantOf, sha1Hex } from "./wake/lock-events";
+import { grantOf } from "./wake/lock-events";
 
 /** How one acquisition ended. */
 export type AcquireOutcome =
@@ -118,7 +119,7 @@ export class Acquisition {
 
   /** Runs the acquisition to its end. Rejects only with the signal's reason. */
   async run(): Promise<AcquireOutcome> {
-    if (this.#context.store.fair) this.#tokenHash = await sha1Hex(this.#token);
+    if (this.#context.store.fair) this.#tokenHash = sha1Hex(this.#token);
     try {
       return await this.#tryUntilDone();
     } finally {

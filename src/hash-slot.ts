@@ -5,8 +5,11 @@
 const SLOT_COUNT = 16_384;
 let encoder: TextEncoder | undefined;
 
-// Created on first use, so importing the package never depends on TextEncoder being present.
-function utf8(text: string): Uint8Array {
+/**
+ * The UTF-8 bytes of `text`, as Redis sees a string. The encoder is created on first use, so
+ * importing the package never depends on TextEncoder being present.
+ */
+export function utf8(text: string): Uint8Array {
   encoder ??= new TextEncoder();
   return encoder.encode(text);
 }

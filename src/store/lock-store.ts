@@ -50,7 +50,7 @@ export interface Observation {
  * Every operation takes the lease in play, which bounds how long a quorum waits for one instance.
  */
 export interface LockStore {
-  /** Whether waits can subscribe to the lock's announcements here (the client can, and Web Crypto names the channel). */
+  /** Whether waits can subscribe to the lock's announcements here (the client can subscribe). */
   readonly canListen: boolean;
   /** Whether waiters queue in arrival order (a fair lock or semaphore). */
   readonly fair: boolean;

@@ -19,7 +19,7 @@ import {
 } from "../scripts/permits";
 import type { LuaScript } from "../scripts/script";
 import type { EventFeed, FeedEvent, StopListening } from "../wake/feed-types";
-import { canNameEventChannels, lockEventChannel } from "../wake/lock-events";
+import { lockEventChannel } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation, QueueTicket } from "./lock-store";
 
 /** Where a set of permits lives on one Redis, and how to reach it. */
@@ -70,7 +70,7 @@ export class PermitStore implements LockStore {
   readonly #releaseKeys: string[];
   readonly #extendKeys: string[];
   readonly #queueKeys: string[];
-  #channel: Promise<string | undefined> | undefined;
+  #channel: string | undefined;
 
   constructor(target: PermitStoreTarget) {
     this.#target = target;
@@ -82,7 +82,7 @@ export class PermitStore implements LockStore {
   }
 
   get canListen(): boolean {
-    return this.#target.feed !== undefined && canNameEventChannels();
+    return this.#target.feed !== undefined;
   }
 
   get fair(): boolean {
@@ -170,10 +170,9 @@ export class PermitStore implements LockStore {
   ): Promise<StopListening | undefined> {
     const feed = this.#target.feed;
     if (!feed) return undefined;
+    if (signal.aborted) return undefined;
     this.#channel ??= lockEventChannel(this.#target.key);
-    const channel = await this.#channel;
-    if (channel === undefined || signal.aborted) return undefined;
-    return feed.listen(channel, onEvent, signal);
+    return feed.listen(this.#channel, onEvent, signal);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

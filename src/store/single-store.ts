@@ -13,7 +13,7 @@ import { renewIfOwned } from "../scripts/renew";
 import type { LuaScript } from "../scripts/script";
 import { checkOwner } from "../scripts/status";
 import type { EventFeed, FeedEvent, StopListening } from "../wake/feed-types";
-import { canNameEventChannels, lockEventChannel } from "../wake/lock-events";
+import { lockEventChannel } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
 /** Where a single-server lock lives and how to reach it. */
@@ -32,7 +32,7 @@ export interface SingleStoreTarget {
 export class SingleStore implements LockStore {
   readonly #target: SingleStoreTarget;
   readonly #receiptKey: string;
-  #channel: Promise<string | undefined> | undefined;
+  #channel: string | undefined;
 
   constructor(target: SingleStoreTarget) {
     this.#target = target;
@@ -40,7 +40,7 @@ export class SingleStore implements LockStore {
   }
 
   get canListen(): boolean {
-    return this.#target.feed !== undefined && canNameEventChannels();
+    return this.#target.feed !== undefined;
   }
 
   readonly fair = false;
@@ -103,10 +103,9 @@ export class SingleStore implements LockStore {
   ): Promise<StopListening | undefined> {
     const feed = this.#target.feed;
     if (!feed) return undefined;
+    if (signal.aborted) return undefined;
     this.#channel ??= lockEventChannel(this.#target.key);
-    const channel = await this.#channel;
-    if (channel === undefined || signal.aborted) return undefined;
-    return feed.listen(channel, onEvent, signal);
+    return feed.listen(this.#channel, onEvent, signal);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -1,26 +1,14 @@
+import { sha1Hex } from "../sha1";
 import type { LockEvent } from "./feed-types";
-
-let encoder: TextEncoder | undefined;
-
-function subtleCrypto(): SubtleCrypto | undefined {
-  const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
-  return typeof subtle?.digest === "function" ? subtle : undefined;
-}
-
-/** Whether this runtime can compute channel names (Web Crypto's digest; browsers only on https). */
-export function canNameEventChannels(): boolean {
-  return subtleCrypto() !== undefined;
-}
 
 /**
  * The pub/sub channel a lock's acquisitions and releases are announced on:
  * `lock-events:<SHA-1 of the key, hex>`, which the scripts compute with `redis.sha1hex`. Hashing
  * keeps the name safe in a URL path (Upstash's REST subscribe endpoint puts it there) and short,
- * whatever the id. Resolves undefined where Web Crypto's digest is missing; then waiters only poll.
+ * whatever the id.
  */
-export async function lockEventChannel(key: string): Promise<string | undefined> {
-  const hex = await sha1Hex(key);
-  return hex === undefined ? undefined : `lock-events:${hex}`;
+export function lockEventChannel(key: string): string {
+  return `lock-events:${sha1Hex(key)}`;
 }
 
 const GRANT = /^granted:[0-9a-f]{40}:\d+:\d+$/;
@@ -47,19 +35,4 @@ export function grantOf(event: LockEvent): Grant | undefined {
   if (!event.startsWith("granted:")) return undefined;
   const [, holder = "", place = "", ms = ""] = event.split(":");
   return { holder, place: Number(place), ms: Number(ms) };
-}
-
-/** The SHA-1 of `text` in lowercase hex, as `redis.sha1hex` computes it; undefined without Web Crypto. */
-export async function sha1Hex(text: string): Promise<string | undefined> {
-  const subtle = subtleCrypto();
-  if (subtle === undefined) return undefined;
-  try {
-    encoder ??= new TextEncoder();
-    const digest = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(text)));
-    let hex = "";
-    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
-    return hex;
-  } catch {
-    return undefined;
-  }
 }

@@ -141,7 +141,7 @@ describe.each<[string, Connect]>([
     });
     const waiting = waiter.acquire();
     // The waiter subscribes: the server sees a subscriber on the lock's channel.
-    const channel = (await lockEventChannel(id)) as string;
+    const channel = lockEventChannel(id);
     await until(async () => (await subscribers(channel)) === 1);
     await holder.release();
     expect(await waiting).toBe(true);

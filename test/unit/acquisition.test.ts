@@ -221,14 +221,6 @@ describe("a timeout bounds the whole call", () => {
   });
 });
 
-/**
- * Lets a fair acquisition send its first try: it first hashes its token with Web Crypto, which
- * settles on the real event loop, not the fake clock.
- */
-async function firstTry(store: ScriptedStore): Promise<void> {
-  while (store.tries.length === 0) await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe("a fair wait", () => {
   /** A fair store: the caller is `ahead` places from the front, at place `place` in line. */
   class QueueStore extends ScriptedStore {
@@ -254,7 +246,6 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 } }),
       "t",
     ).run();
-    await firstTry(store);
     await vi.advanceTimersByTimeAsync(300);
     expect(store.subscriptions).toBe(1);
     const tries = store.tries.length;
@@ -283,7 +274,6 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 } }),
       "t",
     ).run();
-    await firstTry(store);
     await vi.advanceTimersByTimeAsync(300);
     const tries = store.tries.length;
     // A grant to the same token at place 40: this waiter (or an earlier acquire with its token) took
@@ -307,7 +297,6 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 }, fencing: true }),
       "t",
     ).run();
-    await firstTry(store);
     await vi.advanceTimersByTimeAsync(300);
     const tries = store.tries.length;
     free = true;
@@ -324,7 +313,6 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 3, delay: 100 }, wakeOnRelease: false }),
       "t",
     ).run();
-    await firstTry(store);
     await vi.advanceTimersByTimeAsync(1_000);
     const outcome = await running;
     expect(outcome).toMatchObject({ acquired: false, attempts: 3 });
@@ -342,7 +330,6 @@ describe("a fair wait", () => {
       plan({ retry: { attempts: 50, delay: 100 }, signal: controller.signal }),
       "the-token",
     ).run();
-    await firstTry(store);
     await vi.advanceTimersByTimeAsync(250);
     controller.abort(new Error("gone"));
     await expect(outcome).rejects.toThrow("gone");
