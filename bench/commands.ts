@@ -1,6 +1,6 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
 import type { Redis as UpstashRedis } from "@upstash/redis";
-import { Lock } from "../src/index";
+import { Lock } from "../dist/index.js";
 import { upstashClient } from "./clients";
 import type { ContentionResults } from "./contention";
 import type { BenchEnvironment } from "./environment";

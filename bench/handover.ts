@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { Redis as UpstashRedis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
-import { Lock } from "../src/index";
+import { Lock } from "../dist/index.js";
 import { startLocalStack } from "../stack/local-stack";
 import { round, summarize } from "./stats";
 

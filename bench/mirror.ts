@@ -1,4 +1,4 @@
-import { Lock, type LockCreateConfig } from "../src/index";
+import { Lock, type LockCreateConfig } from "../dist/index.js";
 import type { LockHandle } from "./variants";
 
 /** A client method called as `evalsha(...)`, whatever the client's argument convention. */

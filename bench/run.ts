@@ -1,4 +1,5 @@
-// The benchmark: `npm run bench` (or `npx tsx bench/run.ts`, `--quick` for a smoke run).
+// The benchmark: `npm run bench` (or `npx tsx bench/run.ts`, `--quick` for a smoke run, after
+// `npm run build`: every section measures the built package in dist/, as users run it).
 // Starts its own redis-server and Upstash REST proxy (unless UPSTASH_REDIS_REST_URL/TOKEN are set),
 // runs every section side by side, writes bench/results/latest.{json,md} and contention.svg, and
 // prints the markdown report. Everything it starts is stopped at the end and on Ctrl-C.

@@ -2,7 +2,7 @@
 // each renewed in the background, over ioredis (a cheap transport, so the library is what is stressed).
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Mutex } from "redis-semaphore";
-import { Lock } from "../src/index";
+import { Lock } from "../dist/index.js";
 import { childConfig, report, reportFailure } from "./children";
 import { ioredisClient } from "./clients";
 import { cpuMs, sleep } from "./clock";

@@ -3,7 +3,7 @@ import type { Redis as UpstashRedis } from "@upstash/redis";
 import type { Redis as IORedis } from "ioredis";
 import { Mutex, Semaphore as RedisSemaphore } from "redis-semaphore";
 import Redlock, { type Lock as RedlockLock } from "redlock";
-import { type LeaseHolder, Lock, Semaphore } from "../src/index";
+import { type LeaseHolder, Lock, Semaphore } from "../dist/index.js";
 import type { Clients } from "./clients";
 import { evalClientRecorder, mirrorOfOurCommands, wrappedRecorder } from "./mirror";
 

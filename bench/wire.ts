@@ -1,5 +1,5 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
-import { Lock } from "../src/index";
+import { Lock } from "../dist/index.js";
 import type { ProxyStats } from "../stack/proxy/stats";
 import { upstashClient } from "./clients";
 import type { BenchEnvironment } from "./environment";
