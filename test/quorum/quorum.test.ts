@@ -100,6 +100,33 @@ describe("quorum lock over independent instances", () => {
     expect(await holders(three(), id)).toBe(0);
   });
 
+  it("after a round that succeeded, a late grant stays, and release clears it with the rest", async () => {
+    const id = uniqueId("quorum-late-kept");
+    const slow = wires[2];
+    if (!slow) throw new Error("no third wire");
+    slow.faults.latency(150);
+    try {
+      // Two fast grants decide the round; the third arrives about 150 ms later, well inside the
+      // 3.3 s each instance is waited for, but after acquire() has returned.
+      const lock = new Lock({ id, redis: three(), lease: 10_000 });
+      expect(await lock.acquire()).toBe(true);
+      expect(await holders(three(), id)).toBeGreaterThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await lock.pending;
+      // Not undone: all three instances hold this lock's value.
+      const values = await Promise.all(three().map((client) => client.get<string>(id)));
+      expect(new Set(values).size).toBe(1);
+      expect(values[0]).toEqual(expect.any(String));
+      expect(await lock.release()).toBe(true);
+    } finally {
+      slow.faults.reset();
+    }
+    for (let poll = 0; poll < 50 && (await holders(three(), id)) > 0; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await holders(three(), id)).toBe(0);
+  });
+
   it("refuses fencing, whose tokens need one counter", async () => {
     expect(() => new Lock({ id: "x", redis: three(), fencing: true })).toThrow(/fencing.*quorum/);
     await expect(new Lock({ id: "x", redis: three() }).acquire({ fencing: true })).rejects.toThrow(TypeError);
