@@ -73,12 +73,14 @@ beforeAll(async () => {
 });
 
 describe("auto-extend", () => {
-  it("keeps a 300 ms lease held through 3 s of work: the key always held the token and its PTTL never reached 0", async () => {
+  // 600 ms, not less: with the whole suite running on two cores, the event loop can stall for over
+  // 100 ms, and a lease must outlast two renewal intervals plus such a stall.
+  it("keeps a 600 ms lease held through 3 s of work: the key always held the token and its PTTL never reached 0", async () => {
     const id = uniqueId("auto-extend-3s");
     const onLost = vi.fn();
-    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 300, onLost }));
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 600, onLost }));
     const before = wire().requests();
-    // The default interval: a third of the lease, 100 ms.
+    // The default interval: a third of the lease, 200 ms.
     await lock.acquireOrThrow({ autoExtend: true });
     const watch = await watchKey(id, await tokenOf(id), 3_000);
     const renewals = wire().requests() - before - 1;
@@ -87,8 +89,8 @@ describe("auto-extend", () => {
     expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
     // One sample every 10-30 ms: several per renewal interval, on a loaded machine too.
     expect(watch.samples).toBeGreaterThan(50);
-    // A renewal every 100 ms for 3 s: the lease was renewed all along, not extended once.
-    expect(renewals).toBeGreaterThanOrEqual(20);
+    // A renewal every 200 ms for 3 s: the lease was renewed all along, not extended once.
+    expect(renewals).toBeGreaterThanOrEqual(10);
     expect(lock.signal.aborted).toBe(false);
     expect(lock.remainingMs).toBeGreaterThan(0);
     expect(await lock.release()).toBe(true);
