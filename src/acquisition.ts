@@ -94,6 +94,8 @@ export class Acquisition {
   #fastestRoundTrip = Number.POSITIVE_INFINITY;
   #bell: Doorbell | undefined;
   #watch: EventWatch | undefined;
+  /** The last try that did not take the lock: what it found, when it was sent and answered (monotonic ms). */
+  #lastTry: { result: Exclude<AttemptResult, { kind: "acquired" }>; sentAt: number; now: number } | undefined;
   /** Set once a subscription was dropped: this wait does not subscribe again. */
   #dropped = false;
   /** Send time of the last try Redis answered "held" (ran before any release after it). */
@@ -163,6 +165,7 @@ export class Acquisition {
       if (this.#spent >= this.#plan.attempts || outOfTime || (this.#watch && now >= this.#windowEnd)) {
         return this.#giveUp(result, outOfTime ? "timeout" : "held");
       }
+      this.#lastTry = { result, sentAt, now };
       if (this.#context.store.fair) {
         if (result.kind === "held") this.#maybeSubscribeInLine();
       } else {
@@ -294,7 +297,8 @@ export class Acquisition {
 
   /**
    * Subscribes to the lock's announcements, once the same holder kept the lock for a few tries,
-   * when that costs fewer requests than polling until the wait can end anyway (the schedule's last try, the timeout, the holder's lease): the
+   * when that costs fewer requests than polling until the wait can end anyway (the schedule's last
+   * try, the timeout, the holder's lease): the
    * subscription, one poll to cover the moments before it was active, then a safety poll every
    * `maxDelay` (a release by 0.2 is not announced), against a poll every `delay`.
    */
@@ -331,10 +335,22 @@ export class Acquisition {
     this.#subscribe();
   }
 
+  /**
+   * Subscribes, asking an already active subscription to replay what it heard since the last try
+   * was sent; once active, a wait in progress is planned anew, since a subscription that covers the
+   * last try needs no poll to catch a release the try could not see.
+   */
   #subscribe(): void {
     this.#bell ??= this.#newDoorbell();
-    this.#watch = new EventWatch(this.#context.store, this.#bell);
+    const replaySince = this.#lastTry?.sentAt;
+    this.#watch = new EventWatch(this.#context.store, this.#bell, replaySince, () => this.#replan());
     this.#spent += 1;
+  }
+
+  #replan(): void {
+    const last = this.#lastTry;
+    if (last === undefined || !this.#watch?.coveredSince(last.sentAt)) return;
+    this.#bell?.moveDeadline(this.#nextTryAt(last.result, last.sentAt, last.now));
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { InstanceFailure, LockRedisError } from "../errors";
 import type { FencingPlan } from "../options";
-import type { FeedEvent, StopListening } from "../wake/feed-types";
+import type { FeedEvent, Listening } from "../wake/feed-types";
 
 /** What one acquire round found. */
 export type AttemptResult =
@@ -82,11 +82,14 @@ export interface LockStore {
   renew(token: string, lease: number): Promise<Observation>;
   /**
    * Calls `onEvent` whenever the lock is released or acquired (or "ended" if the subscription
-   * breaks), from when the promise resolves until the returned function is called. Resolves
-   * undefined when the client(s) cannot subscribe or `signal` aborts first.
+   * breaks), from when the promise resolves until the listening is stopped; with `replaySince`
+   * (monotonic ms), also for the events a subscription already active received since then (see
+   * {@link EventFeed.listen}). Resolves undefined when the client(s) cannot subscribe or `signal`
+   * aborts first.
    */
   listenForEvents(
     onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
-  ): Promise<StopListening | undefined>;
+    replaySince?: number,
+  ): Promise<Listening | undefined>;
 }

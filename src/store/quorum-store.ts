@@ -1,7 +1,7 @@
 import { clockDriftAllowance, monotonicNow } from "../clock";
 import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRedisError } from "../errors";
 import { TIMED_OUT, within } from "../race";
-import type { FeedEvent, StopListening } from "../wake/feed-types";
+import type { FeedEvent, Listening, StopListening } from "../wake/feed-types";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
 type Failure = LockRedisError | InstanceTimeoutError;
@@ -136,7 +136,8 @@ export class QuorumStore implements LockStore {
   listenForEvents(
     onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
-  ): Promise<StopListening | undefined> {
+    replaySince?: number,
+  ): Promise<Listening | undefined> {
     const stopAll = new AbortController();
     const stops: StopListening[] = [];
     const stop = () => {
@@ -148,13 +149,14 @@ export class QuorumStore implements LockStore {
     return new Promise((resolve) => {
       let pending = this.#instances.length;
       for (const instance of this.#instances) {
-        instance.listenForEvents(onEvent, stopAll.signal).then(
+        instance.listenForEvents(onEvent, stopAll.signal, replaySince).then(
           (active) => {
             pending -= 1;
-            if (active && stopAll.signal.aborted) active();
+            if (active && stopAll.signal.aborted) active.stop();
             else if (active) {
-              stops.push(active);
-              resolve(stop);
+              stops.push(active.stop);
+              // The first to be active decides the coverage: every release is announced on each.
+              resolve({ stop, coveredFrom: active.coveredFrom });
             }
             if (pending === 0 && stops.length === 0) {
               signal.removeEventListener("abort", onAbort);

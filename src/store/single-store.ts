@@ -12,7 +12,7 @@ import { deleteIfOwned } from "../scripts/release";
 import { renewIfOwned } from "../scripts/renew";
 import type { LuaScript } from "../scripts/script";
 import { checkOwner } from "../scripts/status";
-import type { EventFeed, FeedEvent, StopListening } from "../wake/feed-types";
+import type { EventFeed, FeedEvent, Listening } from "../wake/feed-types";
 import { lockEventChannel } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
@@ -100,12 +100,13 @@ export class SingleStore implements LockStore {
   async listenForEvents(
     onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
-  ): Promise<StopListening | undefined> {
+    replaySince?: number,
+  ): Promise<Listening | undefined> {
     const feed = this.#target.feed;
     if (!feed) return undefined;
     if (signal.aborted) return undefined;
     this.#channel ??= lockEventChannel(this.#target.key);
-    return feed.listen(this.#channel, onEvent, signal);
+    return feed.listen(this.#channel, onEvent, signal, replaySince);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -1,5 +1,5 @@
-import { backgroundTimer } from "../clock";
-import type { EventFeed, FeedEvent, StopListening, SubscribeChannel } from "./feed-types";
+import { backgroundTimer, monotonicNow } from "../clock";
+import type { EventFeed, FeedEvent, LockEvent, StopListening, SubscribeChannel } from "./feed-types";
 import { lockEventOf } from "./lock-events";
 
 /**
@@ -9,6 +9,13 @@ import { lockEventOf } from "./lock-events";
  * process from exiting.
  */
 export const LINGER_MS = 250;
+
+/**
+ * How long, in milliseconds, and how many of a channel's latest events it keeps for replay: enough
+ * for a waiter that subscribes a round trip or two after its try (see {@link EventFeed.listen}).
+ */
+const REPLAY_MS = 2_000;
+const REPLAY_EVENTS = 32;
 
 type Listener = (event: FeedEvent) => void;
 
@@ -21,6 +28,13 @@ interface SharedChannel {
   readonly unwanted: AbortController;
   /** While an active subscription has no listener: the timer that ends it. */
   lingering: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Monotonic time from which `recent` holds every event received: when the subscription became
+   * active, later the receipt of the newest event dropped from `recent`. Undefined while pending.
+   */
+  keptFrom: number | undefined;
+  /** The latest events received, oldest first, with the monotonic time each arrived. */
+  readonly recent: { at: number; event: LockEvent }[];
 }
 
 /**
@@ -42,10 +56,22 @@ export function channelHub(subscribe: SubscribeChannel): EventFeed {
     const notify = (event: FeedEvent) => {
       for (const listener of [...listeners]) listener(event);
     };
+    const keep = (event: LockEvent) => {
+      const at = monotonicNow();
+      const { recent } = shared;
+      recent.push({ at, event });
+      while (recent.length > REPLAY_EVENTS || (recent[0] as { at: number }).at < at - REPLAY_MS) {
+        shared.keptFrom = recent.shift()?.at;
+      }
+    };
     const active = subscribe(
       channel,
       {
-        message: (message) => notify(lockEventOf(message)),
+        message: (message) => {
+          const event = lockEventOf(message);
+          keep(event);
+          notify(event);
+        },
         ended: () => {
           forget(channel, shared);
           notify("ended");
@@ -53,13 +79,23 @@ export function channelHub(subscribe: SubscribeChannel): EventFeed {
       },
       unwanted.signal,
     ).then(
-      (stop) => stop,
+      (stop) => {
+        shared.keptFrom = monotonicNow();
+        return stop;
+      },
       () => {
         forget(channel, shared);
         return undefined;
       },
     );
-    const shared: SharedChannel = { listeners, active, unwanted, lingering: undefined };
+    const shared: SharedChannel = {
+      listeners,
+      active,
+      unwanted,
+      lingering: undefined,
+      keptFrom: undefined,
+      recent: [],
+    };
     channels.set(channel, shared);
     return shared;
   };
@@ -84,7 +120,7 @@ export function channelHub(subscribe: SubscribeChannel): EventFeed {
   };
 
   return {
-    async listen(channel, onEvent, signal) {
+    async listen(channel, onEvent, signal, replaySince) {
       if (signal.aborted) return undefined;
       const shared = channels.get(channel) ?? open(channel);
       if (shared.lingering !== undefined) {
@@ -92,19 +128,38 @@ export function channelHub(subscribe: SubscribeChannel): EventFeed {
         shared.lingering = undefined;
       }
       shared.listeners.add(onEvent);
+      const attachedAt = monotonicNow();
+      // Replayed at once, before any later event reaches the listener live, so it hears them in order.
+      const keptAtAttach = replay(shared, onEvent, replaySince);
       const active = await settledOrAborted(shared.active, signal);
       if (active === undefined || signal.aborted) {
         leave(channel, shared, onEvent, false);
         return undefined;
       }
       let stopped = false;
-      return () => {
+      const stop = () => {
         if (stopped) return;
         stopped = true;
         leave(channel, shared, onEvent, true);
       };
+      // Covered from `replaySince` (or the attachment) if the kept events reach back that far; a
+      // subscription that was still pending covers from when it became active.
+      const keptFrom = keptAtAttach ?? shared.keptFrom ?? attachedAt;
+      return { stop, coveredFrom: Math.max(replaySince ?? attachedAt, keptFrom) };
     },
   };
+}
+
+/**
+ * Hands `onEvent` the kept events received since `since` (none without it), and returns since when
+ * the kept events are complete: undefined while the subscription is pending (nothing kept yet).
+ */
+function replay(shared: SharedChannel, onEvent: Listener, since: number | undefined): number | undefined {
+  if (since !== undefined) {
+    // A snapshot: the listener may take a grant it hears and leave at once.
+    for (const { at, event } of [...shared.recent]) if (at >= since) onEvent(event);
+  }
+  return shared.keptFrom;
 }
 
 /** Resolves like `work`, or with undefined as soon as `signal` aborts. */

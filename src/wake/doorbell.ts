@@ -42,6 +42,7 @@ export class Doorbell {
   /** The event that handed the lock to this waiter, until taken. */
   #grant: FeedEvent | undefined;
   #onEvent: ((meaning: EventMeaning) => void) | undefined;
+  #moveDeadline: ((at: number) => void) | undefined;
 
   /** @param meaning how the waiter reads each event. */
   constructor(meaning: (event: FeedEvent) => EventMeaning = unqueuedMeaning) {
@@ -75,17 +76,28 @@ export class Doorbell {
   }
 
   /**
+   * Moves the end of the wait in progress, if any, to monotonic time `at` (ms): for a waiter whose
+   * subscription turned out to cover its last try, so that a release would be announced. A wake-up
+   * a release already scheduled stays.
+   */
+  moveDeadline(at: number): void {
+    this.#moveDeadline?.(at);
+  }
+
+  /**
    * Waits `ms`, or less after a release; rejects with `signal.reason` on abort.
    * @param retry when to retry after a release: a few round trips.
    */
   wait(ms: number, signal: AbortSignal | undefined, retry: RetryWindow): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const deadline = monotonicNow() + ms;
+    let deadline = monotonicNow() + ms;
     return new Promise<void>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let wokenSoon = false;
       const cleanup = () => {
         clearTimeout(timer);
         this.#onEvent = undefined;
+        this.#moveDeadline = undefined;
         signal?.removeEventListener("abort", onAbort);
       };
       const onAbort = () => {
@@ -114,10 +126,16 @@ export class Doorbell {
         if (meaning === "now" || meaning === "granted") {
           cleanup();
           resolve();
-        } else if (meaning === "soon") wakeAt(soon());
-        else wakeAt(deadline);
+          return;
+        }
+        wokenSoon = meaning === "soon";
+        wakeAt(wokenSoon ? soon() : deadline);
       };
       this.#onEvent = wakeFor;
+      this.#moveDeadline = (at) => {
+        deadline = at;
+        if (!wokenSoon) wakeAt(deadline);
+      };
       signal?.addEventListener("abort", onAbort, { once: true });
       wakeFor(this.#pending);
     });

@@ -1,4 +1,3 @@
-import { monotonicNow } from "../clock";
 import type { LockStore } from "../store/lock-store";
 import type { Doorbell } from "./doorbell";
 import type { StopListening } from "./feed-types";
@@ -18,20 +17,26 @@ export class EventWatch {
   /** Releases announced since the subscription became active. */
   #releases = 0;
 
-  constructor(store: LockStore, bell: Doorbell) {
+  /**
+   * @param replaySince monotonic time (ms) of the try the waiter wants covered: a subscription that
+   *   was already active (lingering after an earlier wait) replays what it heard since then.
+   * @param onActive called once the subscription is active, so the waiter can plan anew.
+   */
+  constructor(store: LockStore, bell: Doorbell, replaySince?: number, onActive?: () => void) {
     const onEvent: Parameters<LockStore["listenForEvents"]>[0] = (event) => {
       if (event === "ended") this.#activeSince = undefined;
       if (event === "released" && this.#activeSince !== undefined) this.#releases += 1;
       bell.ring(event);
     };
-    store.listenForEvents(onEvent, this.#setup.signal).then(
-      (stop) => {
+    store.listenForEvents(onEvent, this.#setup.signal, replaySince).then(
+      (listening) => {
         if (this.#closed) {
-          stop?.();
+          listening?.stop();
           return;
         }
-        this.#stop = stop;
-        if (stop) this.#activeSince = monotonicNow();
+        this.#stop = listening?.stop;
+        this.#activeSince = listening?.coveredFrom;
+        if (listening) onActive?.();
       },
       () => {
         // Subscribing failed: the waiter keeps polling.

@@ -18,16 +18,28 @@ export type FeedEvent = LockEvent | "ended";
 export type StopListening = () => void;
 
 /**
+ * A listener attached to an active subscription: how to stop it, and the monotonic time (ms) from
+ * which it has heard every event of the channel, live or replayed.
+ */
+export interface Listening {
+  readonly stop: StopListening;
+  readonly coveredFrom: number;
+}
+
+/**
  * Lock event announcements on one client. `listen` resolves once the subscription is active (so no
  * event after that moment is missed), or with undefined when it could not be set up or `signal`
- * aborted first; the waiter then simply keeps polling.
+ * aborted first; the waiter then simply keeps polling. With `replaySince` (a monotonic time, ms), a
+ * subscription that was already active also replays the events it received since then, so a waiter
+ * that subscribes after a try still hears what happened after that try was sent.
  */
 export interface EventFeed {
   listen(
     channel: string,
     onEvent: (event: FeedEvent) => void,
     signal: AbortSignal,
-  ): Promise<StopListening | undefined>;
+    replaySince?: number,
+  ): Promise<Listening | undefined>;
 }
 
 /** Receives one channel's messages, and hears once if the subscription breaks. */

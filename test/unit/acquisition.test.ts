@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type AcquireOutcome, Acquisition, type AcquisitionContext } from "../../src/acquisition";
+import { monotonicNow } from "../../src/clock";
 import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
 import type { AttemptResult, LockStore, QueueTicket } from "../../src/store/lock-store";
 import type { LockAcquireConfig, LockCreateConfig } from "../../src/types";
@@ -44,13 +45,22 @@ class ScriptedStore implements LockStore {
     );
   }
 
-  listenForEvents(onEvent: (event: FeedEvent) => void) {
+  /** Whether a subscription is already active (lingering after an earlier wait of the process). */
+  lingering = false;
+
+  listenForEvents(onEvent: (event: FeedEvent) => void, _signal?: AbortSignal, replaySince?: number) {
     this.subscriptions += 1;
     this.#listener = onEvent;
-    return this.#reply(() => {
+    if (this.lingering) {
+      const coveredFrom = replaySince ?? monotonicNow();
+      return Promise.resolve({ stop: () => {}, coveredFrom });
+    }
+    const stop = () => {
       this.unsubscriptions += 1;
       this.#listener = undefined;
-    });
+    };
+    // A fresh subscription: it covers events from the moment it is active.
+    return this.#reply(undefined).then(() => ({ stop, coveredFrom: monotonicNow() }));
   }
 
   /** Announces an event to the subscribed waiter, if any. */
@@ -264,6 +274,27 @@ describe("a fair wait", () => {
     expect(store.tries.length).toBe(tries);
     expect(acquired).toMatchObject({ acquired: true, pttl: 3_000 });
     expect(acquired.acquired && acquired.sentAt).toBeLessThanOrEqual(lastTryAt);
+  });
+
+  it("on a subscription that was already active, covers its first try: no poll before its turn", async () => {
+    for (const lingering of [false, true]) {
+      let free = false;
+      const store = new QueueStore(() => (free ? undefined : 7));
+      store.lingering = lingering;
+      const outcome = new Acquisition(
+        context(store).value,
+        plan({ retry: { attempts: 50, delay: 100 } }),
+        "t",
+      ).run();
+      await vi.advanceTimersByTimeAsync(900);
+      // A new subscription, active after the first try was sent, needs one poll to cover the moments
+      // before; one already active replays them, so the waiter sleeps until its turn (or maxDelay).
+      expect(store.tries.length).toBe(lingering ? 1 : 2);
+      free = true;
+      store.announce(`granted:${sha1("t")}:41:3000`);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await outcome).toMatchObject({ acquired: true, pttl: 3_000 });
+    }
   });
 
   it("does not trust a grant read late, for an earlier stay in line: a try checks it", async () => {

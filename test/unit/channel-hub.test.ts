@@ -51,8 +51,8 @@ describe("channelHub", () => {
     expect(setups).toHaveLength(1);
     expect(secondSettled).toBe(false);
     setups[0]?.activate();
-    expect(typeof (await first)).toBe("function");
-    expect(typeof (await second)).toBe("function");
+    expect(typeof (await first)?.stop).toBe("function");
+    expect(typeof (await second)?.stop).toBe("function");
   });
 
   it("delivers each message to every listener of the channel, and stops once the last one leaves", async () => {
@@ -71,10 +71,10 @@ describe("channelHub", () => {
       ["a", "acquired"],
       ["b", "acquired"],
     ]);
-    stopA?.();
+    stopA?.stop();
     await tick();
     expect(setups[0]?.stopped).toBe(false);
-    stopB?.();
+    stopB?.stop();
     // It lingers a little, for a wait that comes right after, then ends.
     await tick();
     expect(setups[0]?.stopped).toBe(false);
@@ -87,14 +87,46 @@ describe("channelHub", () => {
     const hub = channelHub(subscribe);
     const first = hub.listen("c", () => {}, new AbortController().signal);
     setups[0]?.activate();
-    (await first)?.();
+    (await first)?.stop();
     await tick();
     const again = await hub.listen("c", () => {}, new AbortController().signal);
-    expect(typeof again).toBe("function");
+    expect(typeof again?.stop).toBe("function");
     expect(setups).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, LINGER_MS + 50));
     expect(setups[0]?.stopped).toBe(false);
-    again?.();
+    again?.stop();
+  });
+
+  it("a subscription already active replays what it heard since the time asked, and covers from then", async () => {
+    const { setups, subscribe } = controlledSubscribe();
+    const hub = channelHub(subscribe);
+    const first = hub.listen("c", () => {}, new AbortController().signal);
+    setups[0]?.activate();
+    const firstListening = await first;
+    setups[0]?.listener.message("released");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const triedAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    setups[0]?.listener.message("acquired");
+    firstListening?.stop();
+    const heard: FeedEvent[] = [];
+    const again = await hub.listen("c", (event) => heard.push(event), new AbortController().signal, triedAt);
+    // Only what came after the try: the release before it is not replayed.
+    expect(heard).toEqual(["acquired"]);
+    expect(again?.coveredFrom).toBe(triedAt);
+    again?.stop();
+  });
+
+  it("a new subscription covers only from when it became active, whatever time is asked", async () => {
+    const { setups, subscribe } = controlledSubscribe();
+    const hub = channelHub(subscribe);
+    const triedAt = performance.now();
+    const listening = hub.listen("c", () => {}, new AbortController().signal, triedAt);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    setups[0]?.activate();
+    const active = await listening;
+    expect(active?.coveredFrom).toBeGreaterThan(triedAt + 10);
+    active?.stop();
   });
 
   it("honours the setup signal: an abort resolves undefined at once, and the last one lets the setup go", async () => {
@@ -121,7 +153,7 @@ describe("channelHub", () => {
     const again = hub.listen("c", () => {}, new AbortController().signal);
     expect(setups).toHaveLength(2);
     setups[1]?.activate();
-    expect(typeof (await again)).toBe("function");
+    expect(typeof (await again)?.stop).toBe("function");
   });
 
   it("tells listeners when an active subscription breaks, and subscribes afresh next time", async () => {

@@ -25,6 +25,23 @@ describe("Doorbell", () => {
     expect((await done) - start).toBe(1_000);
   });
 
+  it("moveDeadline moves the end of the wait in progress, but not a wake-up a release scheduled", async () => {
+    const bell = new Doorbell();
+    const start = performance.now();
+    const moved = settledAt(bell.wait(100, undefined, { after: 10, spread: 0 }));
+    bell.moveDeadline(start + 1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await moved) - start).toBe(1_000);
+
+    const woken = settledAt(bell.wait(100, undefined, { after: 10, spread: 0 }));
+    bell.ring("released");
+    bell.moveDeadline(performance.now() + 1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await woken) - start - 1_000).toBe(10);
+    // Between waits it does nothing.
+    bell.moveDeadline(0);
+  });
+
   it("a release ends the wait within its retry window, no sooner than its start", async () => {
     const bell = new Doorbell();
     const start = performance.now();
