@@ -18,8 +18,8 @@ import {
   takePermitWithCountedFence,
 } from "../scripts/permits";
 import type { LuaScript } from "../scripts/script";
-import type { EventFeed, FeedEvent, Listening } from "../wake/feed-types";
-import { lockEventChannel } from "../wake/lock-events";
+import type { EventFeed } from "../wake/feed-types";
+import { type EventListenerForLock, lockEventListener } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation, QueueTicket } from "./lock-store";
 
 /** Where a set of permits lives on one Redis, and how to reach it. */
@@ -70,10 +70,12 @@ export class PermitStore implements LockStore {
   readonly #releaseKeys: string[];
   readonly #extendKeys: string[];
   readonly #queueKeys: string[];
-  #channel: string | undefined;
+  /** See {@link LockStore.listenForEvents}. */
+  readonly listenForEvents: EventListenerForLock;
 
   constructor(target: PermitStoreTarget) {
     this.#target = target;
+    this.listenForEvents = lockEventListener(target.feed, target.key);
     const queue = queueKeys(target.key);
     this.#queueKeys = queue;
     this.#takeKeys = [...queue, fenceKey(target.key), placesKey(target.key), ...target.permits];
@@ -162,18 +164,6 @@ export class PermitStore implements LockStore {
     } catch {
       // Best effort: the entry's own deadline drops it soon anyway, and a grant runs out.
     }
-  }
-
-  async listenForEvents(
-    onEvent: (event: FeedEvent) => void,
-    signal: AbortSignal,
-    replaySince?: number,
-  ): Promise<Listening | undefined> {
-    const feed = this.#target.feed;
-    if (!feed) return undefined;
-    if (signal.aborted) return undefined;
-    this.#channel ??= lockEventChannel(this.#target.key);
-    return feed.listen(this.#channel, onEvent, signal, replaySince);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

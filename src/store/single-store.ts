@@ -12,8 +12,8 @@ import { deleteIfOwned } from "../scripts/release";
 import { renewIfOwned } from "../scripts/renew";
 import type { LuaScript } from "../scripts/script";
 import { checkOwner } from "../scripts/status";
-import type { EventFeed, FeedEvent, Listening } from "../wake/feed-types";
-import { lockEventChannel } from "../wake/lock-events";
+import type { EventFeed } from "../wake/feed-types";
+import { type EventListenerForLock, lockEventListener } from "../wake/lock-events";
 import type { AttemptResult, LockStore, Observation } from "./lock-store";
 
 /** Where a single-server lock lives and how to reach it. */
@@ -32,10 +32,12 @@ export interface SingleStoreTarget {
 export class SingleStore implements LockStore {
   readonly #target: SingleStoreTarget;
   readonly #receiptKey: string;
-  #channel: string | undefined;
+  /** See {@link LockStore.listenForEvents}. */
+  readonly listenForEvents: EventListenerForLock;
 
   constructor(target: SingleStoreTarget) {
     this.#target = target;
+    this.listenForEvents = lockEventListener(target.feed, target.key);
     this.#receiptKey = receiptKey(target.key);
   }
 
@@ -95,18 +97,6 @@ export class SingleStore implements LockStore {
 
   async renew(token: string, lease: number): Promise<Observation> {
     return observation(await this.#run("renew", renewIfOwned, [this.#target.key], [token, lease]));
-  }
-
-  async listenForEvents(
-    onEvent: (event: FeedEvent) => void,
-    signal: AbortSignal,
-    replaySince?: number,
-  ): Promise<Listening | undefined> {
-    const feed = this.#target.feed;
-    if (!feed) return undefined;
-    if (signal.aborted) return undefined;
-    this.#channel ??= lockEventChannel(this.#target.key);
-    return feed.listen(this.#channel, onEvent, signal, replaySince);
   }
 
   /** Runs a script whose first argument is the token; failures become LockRedisError without it. */

@@ -1,5 +1,5 @@
 import { sha1Hex } from "../sha1";
-import type { LockEvent } from "./feed-types";
+import type { EventFeed, FeedEvent, Listening, LockEvent } from "./feed-types";
 
 /**
  * The pub/sub channel a lock's acquisitions and releases are announced on:
@@ -10,6 +10,26 @@ import type { LockEvent } from "./feed-types";
 export function lockEventChannel(key: string): string {
   return `lock-events:${sha1Hex(key)}`;
 }
+
+/**
+ * How a store listens to the events of the lock at `key` (see `LockStore.listenForEvents`): on the
+ * client's feed, if it has one, on the lock's channel, named on first use.
+ */
+export function lockEventListener(feed: EventFeed | undefined, key: string): EventListenerForLock {
+  let channel: string | undefined;
+  return async (onEvent, signal, replaySince) => {
+    if (!feed || signal.aborted) return undefined;
+    channel ??= lockEventChannel(key);
+    return feed.listen(channel, onEvent, signal, replaySince);
+  };
+}
+
+/** `EventFeed.listen` with the channel already chosen. */
+export type EventListenerForLock = (
+  onEvent: (event: FeedEvent) => void,
+  signal: AbortSignal,
+  replaySince?: number,
+) => Promise<Listening | undefined>;
 
 const GRANT = /^granted:[0-9a-f]{40}:\d+:\d+$/;
 
