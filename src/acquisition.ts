@@ -298,8 +298,8 @@ export class Acquisition {
   /**
    * Subscribes to the lock's announcements, once the same holder kept the lock for a few tries,
    * when that costs fewer requests than polling until the wait can end anyway (the schedule's last
-   * try, the timeout, the holder's lease): the
-   * subscription, one poll to cover the moments before it was active, then a safety poll every
+   * try, the timeout, the holder's lease): the subscription, one poll to cover the moments before it
+   * was active (none when a lingering subscription replays them), then a safety poll every
    * `maxDelay` (a release by 0.2 is not announced), against a poll every `delay`.
    */
   #maybeSubscribe(holderPttl: number, now: number): void {
