@@ -1,7 +1,15 @@
-import { createServer, type Server, STATUS_CODES } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { connectionOptionsFromUrl } from "../resp/redis-url";
 import { generateToken } from "./auth";
+import { CORS_RESPONSE_HEADERS } from "./cors";
 import { DedicatedPool } from "./dedicated-pool";
 import { createRequestHandler } from "./request-handler";
 import { CommandCatalog } from "./scripts/command-catalog";
@@ -14,6 +22,7 @@ import {
 } from "./scripts/script-gateway";
 import { SharedPool } from "./shared-pool";
 import { createStats, type ProxyStats } from "./stats";
+import { SubscriptionStreams } from "./subscribe";
 
 /** Options of {@link startProxy}. */
 export interface ProxyOptions {
@@ -71,6 +80,23 @@ export interface ProxyHandle {
   readonly token: string;
   /** Live counters (requests, request bytes, commands, subscriptions), updated in place. */
   readonly stats: Readonly<ProxyStats>;
+  /** Subscription streams (`/subscribe/...`, `/psubscribe/...`) open right now. */
+  openSubscriptions(): number;
+  /**
+   * Ends every open subscription stream quietly, as a server finishing the response would: its Redis
+   * subscriber connection is closed and the response ends normally (`res.end()`), so the client's reader
+   * sees the end of the body, without an error.
+   *
+   * @returns how many streams were ended.
+   */
+  endSubscriptions(): number;
+  /**
+   * Breaks every open subscription stream, as a network failure would: its socket is destroyed
+   * mid-response (the client's reader fails) and its Redis subscriber connection is closed.
+   *
+   * @returns how many streams were dropped.
+   */
+  dropSubscriptions(): number;
   /** Stops listening, lets in-flight requests finish briefly, then closes every socket. */
   close(): Promise<void>;
 }
@@ -109,9 +135,25 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
   const dedicated = new DedicatedPool(redis, MAX_IDLE_TRANSACTION_CONNECTIONS);
   const stats = createStats();
   const scripts = scriptGateway(scriptFlags, shared);
-  const server = createServer(
-    createRequestHandler({ token, maxBodyBytes, shared, dedicated, stats, redis, scripts }),
-  );
+  const streams = new SubscriptionStreams();
+  const handler = createRequestHandler({
+    token,
+    maxBodyBytes,
+    shared,
+    dedicated,
+    stats,
+    redis,
+    scripts,
+    streams,
+  });
+  // Node's own answers to a request without Host, to an unmet Expect and to CONNECT are empty bodies or a
+  // silently closed socket; the handlers here answer them with JSON like everything else.
+  const server = createServer({ requireHostHeader: false }, handler);
+  server.on("checkExpectation", handler);
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    stats.requests += 1;
+    answerRaw(socket, 405, "ERR method CONNECT not allowed", { Allow: "HEAD, GET, POST, PUT" });
+  });
   server.on("clientError", answerClientError);
   const host = options.host ?? "127.0.0.1";
   try {
@@ -128,6 +170,9 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
     port,
     token,
     stats,
+    openSubscriptions: () => streams.count,
+    endSubscriptions: () => streams.endAll(),
+    dropSubscriptions: () => streams.dropAll(),
     async close() {
       await closeServer(server);
       shared.close();
@@ -178,15 +223,42 @@ async function closeServer(server: Server): Promise<void> {
   clearTimeout(grace);
 }
 
-/** Node's default answer to a malformed request has no body; every response here is JSON. */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === "ECONNRESET" || !socket.writable) {
+/** Status and message of a request Node's parser rejected, by error code (anything else is a 400). */
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, "ERR malformed HTTP request"],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, "ERR malformed HTTP request"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "ERR request timed out"],
+};
+
+/**
+ * Node's default answer to a malformed request has no body; every response here is JSON. As in Node's own
+ * handler, nothing is written once a response on this socket has started (it would corrupt it).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
-  const body = JSON.stringify({ error: `ERR malformed HTTP request: ${error.message}` });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const [status, prefix] = CLIENT_ERRORS[error.code ?? ""] ?? [400, "ERR malformed HTTP request"];
+  answerRaw(socket, status, `${prefix}: ${error.message}`);
+}
+
+/** Writes a JSON error answer straight to a socket that has no `ServerResponse`, and closes it. */
+function answerRaw(
+  socket: Duplex,
+  status: number,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  const body = JSON.stringify({ error: message });
+  const head = Object.entries({
+    ...headers,
+    ...CORS_RESPONSE_HEADERS,
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(body)),
+    Connection: "close",
+  }).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.on("error", () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head.join("")}\r\n${body}`);
 }

@@ -6,6 +6,7 @@ import { startRedisServer } from "../../stack/redis-server";
 import { RespConnection } from "../../stack/resp/connection";
 import { createClient } from "./helpers/clients";
 import { keyPrefix } from "./helpers/keys";
+import { httpRequest, rawExchange } from "./helpers/raw-socket";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -113,6 +114,30 @@ describe("local-upstash CLI", () => {
       await expect(redis.eval("#!lua flags=allow-key-locking\nreturn 1", [], [])).rejects.toThrow(
         "ERR Unexpected flag in script shebang: allow-key-locking",
       );
+    } finally {
+      run.child.kill("SIGTERM");
+      await run.exit;
+    }
+  });
+
+  // These requests once threw a URIError out of the request listener, which killed the process and the
+  // redis-server it had started.
+  it("survives malformed percent-escapes in subscription paths, sent without a token", async () => {
+    const run = runCli([]);
+    try {
+      const [urlLine, tokenLine] = await run.lines;
+      const url = assignedValue(urlLine, "UPSTASH_REDIS_REST_URL");
+      const token = assignedValue(tokenLine, "UPSTASH_REDIS_REST_TOKEN");
+      const port = Number(new URL(url).port);
+      for (const [method, path] of [
+        ["POST", "/subscribe/%ZZ"],
+        ["GET", "/psubscribe/%E0%A4%A"],
+      ] as const) {
+        const outcome = await rawExchange(port, [httpRequest(method, path, {}, "[]")], { method });
+        expect(outcome).toMatchObject({ kind: "answered", status: 401, body: '{"error":"Unauthorized"}' });
+      }
+      expect(run.child.exitCode).toBe(null);
+      expect(await createClient({ url, token }).ping()).toBe("PONG");
     } finally {
       run.child.kill("SIGTERM");
       await run.exit;

@@ -21,8 +21,9 @@ async function openStream(path: string, token: string) {
   });
   const lines: string[] = [];
   const waiters: (() => void)[] = [];
-  const done = (async () => {
-    if (!response.body) return;
+  /** How the body ended: "ended" when the server finished it, "failed" when reading it threw. */
+  const done = (async (): Promise<"ended" | "failed"> => {
+    if (!response.body) return "ended";
     const decoder = new TextDecoder();
     let buffered = "";
     const reader = response.body.getReader();
@@ -34,8 +35,10 @@ async function openStream(path: string, token: string) {
         for (const line of parts) if (line.startsWith("data: ")) lines.push(line.slice(6));
         for (const wake of waiters.splice(0)) wake();
       }
+      return "ended";
     } catch {
-      // Aborted by the test.
+      // Aborted by the test, or cut by the proxy.
+      return "failed";
     }
   })();
   const until = async (count: number) => {
@@ -60,7 +63,7 @@ async function patternSubscriptions(): Promise<number> {
 }
 
 /** Polls until `read` gives 0 (a closed stream's connection is dropped asynchronously), then returns it. */
-async function settlesAtZero(read: () => Promise<number>): Promise<number> {
+async function settlesAtZero(read: () => number | Promise<number>): Promise<number> {
   for (let poll = 0; poll < 100 && (await read()) > 0; poll++) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -187,5 +190,92 @@ describe("the subscriptions counter", () => {
     channel.close();
     pattern.close();
     await Promise.all([channel.done, pattern.done]);
+  });
+});
+
+// Tests of the library simulate a subscription that the server ends, or that the network breaks.
+describe("ending and dropping subscription streams", () => {
+  const proxy = () => stack().proxy;
+
+  it("endSubscriptions() ends a @upstash/redis subscriber's stream quietly, and a new subscribe works", async () => {
+    // Earlier tests' streams close asynchronously after their clients abort.
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
+    const redis = createClient(stack());
+    const channel = keyPrefix("sse-end");
+    const first = redis.subscribe<string>(channel);
+    const heard: string[] = [];
+    first.on("message", (event) => heard.push(event.message));
+    const errors: unknown[] = [];
+    first.on("error", (error) => errors.push(error));
+    const confirmed = new Promise<number>((resolve) => first.on("subscribe", resolve));
+    expect(await confirmed).toBe(1);
+    expect(proxy().openSubscriptions()).toBe(1);
+
+    expect(proxy().endSubscriptions()).toBe(1);
+    expect(proxy().openSubscriptions()).toBe(0);
+    expect(await settlesAtZero(() => subscribers(channel))).toBe(0);
+    expect(await redis.publish(channel, "unheard")).toBe(0);
+    expect(proxy().endSubscriptions()).toBe(0);
+
+    const second = redis.subscribe<string>(channel);
+    const reconfirmed = new Promise<number>((resolve) => second.on("subscribe", resolve));
+    const received = new Promise<string>((resolve) =>
+      second.on("message", (event) => resolve(event.message)),
+    );
+    expect(await reconfirmed).toBe(1);
+    expect(proxy().openSubscriptions()).toBe(1);
+    expect(await redis.publish(channel, "heard")).toBe(1);
+    expect(await received).toBe("heard");
+    expect(heard).toEqual([]);
+    expect(errors).toEqual([]);
+    await Promise.all([first.unsubscribe(), second.unsubscribe()]);
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
+  });
+
+  it("endSubscriptions() finishes the body normally, after the events already sent", async () => {
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
+    const prefix = keyPrefix("sse-end-raw");
+    const channel = await openStream(`/subscribe/${encodeURIComponent(prefix)}`, stack().token);
+    const pattern = await openStream(`/psubscribe/${encodeURIComponent(`${prefix}*`)}`, stack().token);
+    await Promise.all([channel.until(1), pattern.until(1)]);
+    expect(proxy().openSubscriptions()).toBe(2);
+    expect(proxy().endSubscriptions()).toBe(2);
+    expect(await channel.done).toBe("ended");
+    expect(await pattern.done).toBe("ended");
+    expect(channel.lines).toEqual([`subscribe,${prefix},1`]);
+    expect(pattern.lines).toEqual([`psubscribe,${prefix}*,1`]);
+    expect(await settlesAtZero(() => subscribers(prefix))).toBe(0);
+    expect(await settlesAtZero(patternSubscriptions)).toBe(0);
+  });
+
+  // A raw stream: @upstash/redis's subscribe() reports a broken stream with console.error, which the suite's
+  // strict console turns into a failure.
+  it("dropSubscriptions() breaks the stream's socket and closes its Redis connection", async () => {
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
+    const name = keyPrefix("sse-drop");
+    const stream = await openStream(`/subscribe/${encodeURIComponent(name)}`, stack().token);
+    await stream.until(1);
+    expect(proxy().openSubscriptions()).toBe(1);
+    expect(proxy().dropSubscriptions()).toBe(1);
+    expect(proxy().openSubscriptions()).toBe(0);
+    expect(await stream.done).toBe("failed");
+    expect(await settlesAtZero(() => subscribers(name))).toBe(0);
+    expect(proxy().dropSubscriptions()).toBe(0);
+
+    const again = await openStream(`/subscribe/${encodeURIComponent(name)}`, stack().token);
+    await again.until(1);
+    expect(again.lines).toEqual([`subscribe,${name},1`]);
+    again.close();
+    await again.done;
+  });
+
+  it("openSubscriptions() counts a stream until its client goes away", async () => {
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
+    const stream = await openStream(`/subscribe/${encodeURIComponent(keyPrefix("sse-open"))}`, stack().token);
+    await stream.until(1);
+    expect(proxy().openSubscriptions()).toBe(1);
+    stream.close();
+    await stream.done;
+    expect(await settlesAtZero(() => proxy().openSubscriptions())).toBe(0);
   });
 });
