@@ -20,5 +20,7 @@ export default defineConfig([
     target: "es2022",
     platform: "browser",
     minify: true,
+    // Minified, yet `error.constructor.name` and stack traces still say LockRedisError, not a letter.
+    keepNames: true,
   },
 ]);

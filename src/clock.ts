@@ -1,19 +1,24 @@
-type TimerHandle = ReturnType<typeof setTimeout>;
+/** Timers hold at most this many milliseconds; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * Starts a timer that does not keep the process alive: Node and Bun have `unref()`, Deno has
- * `Deno.unrefTimer`, browsers and edge runtimes have no such notion.
+ * Calls `callback` after `ms` milliseconds with a timer that does not keep the process alive (Node
+ * and Bun `unref()`, Deno `unrefTimer`; browsers and edge runtimes have no such notion), unless
+ * `keepAlive`: a wait that a caller awaits must keep it alive. Delays longer than a timer can hold
+ * (about 24.8 days) are waited out in steps. Returns what cancels it.
  */
-export function backgroundTimer(ms: number, callback: () => void): TimerHandle {
-  const handle = setTimeout(callback, Math.max(0, ms));
-  const unref = (handle as { unref?: () => void }).unref;
-  if (typeof unref === "function") {
-    unref.call(handle);
-  } else {
-    const deno = (globalThis as { Deno?: { unrefTimer?: (id: unknown) => void } }).Deno;
-    deno?.unrefTimer?.(handle);
-  }
-  return handle;
+export function backgroundTimer(ms: number, callback: () => void, keepAlive = false): () => void {
+  let handle: ReturnType<typeof setTimeout>;
+  const arm = (left: number) => {
+    const step = Math.min(Math.max(0, left), MAX_TIMER_MS);
+    handle = setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : callback()), step);
+    const unref = (handle as { unref?: () => void }).unref;
+    if (keepAlive) return;
+    if (typeof unref === "function") unref.call(handle);
+    else (globalThis as { Deno?: { unrefTimer?: (id: unknown) => void } }).Deno?.unrefTimer?.(handle);
+  };
+  arm(ms);
+  return () => clearTimeout(handle);
 }
 
 /** The current time on a monotonic clock, in milliseconds; immune to wall-clock changes. */

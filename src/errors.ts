@@ -1,19 +1,17 @@
-/** Machine-readable kinds of {@link LockError}. */
-export type LockErrorCode = "LOCK_NOT_ACQUIRED" | "LOCK_REDIS_ERROR" | "LOCK_LOST" | "LOCK_INSTANCE_TIMEOUT";
+import { redacted, summarize } from "./redis/failure";
 
-const LOCK_ERROR_CODES: ReadonlySet<string> = new Set<LockErrorCode>([
-  "LOCK_NOT_ACQUIRED",
-  "LOCK_REDIS_ERROR",
-  "LOCK_LOST",
-  "LOCK_INSTANCE_TIMEOUT",
-]);
+const CODES = ["LOCK_NOT_ACQUIRED", "LOCK_REDIS_ERROR", "LOCK_LOST", "LOCK_INSTANCE_TIMEOUT"] as const;
+
+/** Machine-readable kinds of {@link LockError}. */
+export type LockErrorCode = (typeof CODES)[number];
 
 type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
 
 /**
  * Base class of every error the library throws on purpose (programming mistakes throw plain
  * `TypeError`/`RangeError` instead). Use `error.code` or {@link isLockError} rather than
- * `instanceof` when two copies of the package (ESM and CJS) may be loaded at once.
+ * `instanceof` when two copies of the package (ESM and CJS) may be loaded at once. No message,
+ * and nothing along the `cause` chain, contains a lock token.
  */
 export class LockError extends Error {
   override name = "LockError";
@@ -33,16 +31,14 @@ export class LockError extends Error {
 
 /** What stopped an acquisition. */
 export type AcquisitionFailureReason =
-  /** Another holder kept the lock through every attempt. */
+  /** Another holder kept the lock through every attempt (a try found it held). */
   | "held"
-  /** The `timeout` budget ran out while another holder kept the lock. */
+  /** The `timeout` ran out while another holder kept the lock (the last answered try found it held). */
   | "timeout"
-  /** The last attempt failed to reach Redis; `cause` holds a {@link LockRedisError}. */
+  /** The last try got no answer, or an error: `cause` is the {@link LockRedisError}. */
   | "redis-error";
 
-/**
- * Thrown by `acquireOrThrow()` when the lock could not be acquired. Carries no token.
- */
+/** Thrown by `acquireOrThrow()` when the lock could not be acquired. */
 export class LockAcquisitionError extends LockError {
   override name = "LockAcquisitionError";
   /** How many times the lock was tried. */
@@ -61,20 +57,21 @@ export class LockAcquisitionError extends LockError {
       elapsedMs: number;
       reason: AcquisitionFailureReason;
       instances?: readonly InstanceFailure[] | undefined;
+      error?: LockRedisError | undefined;
     },
-    options?: { cause?: unknown },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
-    const why = {
-      held: "it is held by another owner",
-      timeout: "the timeout ran out while another owner held it",
-      "redis-error": "Redis could not be reached",
-    }[details.reason];
+    const why =
+      details.reason === "held"
+        ? "it is held by another owner"
+        : details.reason === "timeout"
+          ? "the timeout ran out while another owner held it"
+          : (details.error?.reason ?? "Redis did not answer");
     super(
       "LOCK_NOT_ACQUIRED",
       lockId,
       `Could not acquire lock ${JSON.stringify(lockId)} after ${tries} in ${Math.round(details.elapsedMs)} ms: ${why}`,
-      options,
+      details.error ? { cause: details.error } : undefined,
     );
     this.attempts = details.attempts;
     this.elapsedMs = details.elapsedMs;
@@ -87,13 +84,13 @@ export class LockAcquisitionError extends LockError {
 export type LockLossReason =
   /** Redis answered that the key no longer holds this token: it expired, or was deleted or overwritten. */
   | "taken"
-  /** No renewal succeeded before the local deadline, so the lock can no longer be known held. */
+  /** The lease's local deadline passed without a successful renewal, so the lock can no longer be known held. */
   | "expired"
-  /** Only on `lock.signal` when this instance holds nothing: never acquired, or released. */
+  /** Only on a signal read where nothing is held: never acquired, or released. */
   | "not-held";
 
 /**
- * The reason `lock.signal` aborts with, and what `onLost` receives, when a held lock is lost.
+ * The reason a lease's `signal` aborts with, and what `onLost` receives, when a held lock is lost.
  * Losing a lock is an expected outcome of leases: it is reported, never thrown from a timer.
  */
 export class LockLostError extends LockError {
@@ -101,12 +98,15 @@ export class LockLostError extends LockError {
   /** Whether Redis confirmed the loss ("taken") or the local deadline passed ("expired"). */
   readonly reason: LockLossReason;
 
-  constructor(lockId: string, reason: LockLossReason) {
+  /** @param renewing whether auto-extend was renewing the lease, which the message then mentions. */
+  constructor(lockId: string, reason: LockLossReason, renewing = false) {
     const why = {
       taken:
-        "was lost: Redis no longer holds this owner's token (the lease ran out, or the key was deleted or overwritten)",
-      expired: "was lost: no renewal succeeded before the lease's local deadline",
-      "not-held": "is not held by this instance",
+        "was lost: Redis holds another token, or none (the lease ran out, or the key was deleted or overwritten)",
+      expired: renewing
+        ? "was lost: no renewal succeeded before the lease ran out"
+        : "was lost: its lease ran out",
+      "not-held": "is not held here",
     }[reason];
     super("LOCK_LOST", lockId, `Lock ${JSON.stringify(lockId)} ${why}`);
     this.reason = reason;
@@ -115,16 +115,16 @@ export class LockLostError extends LockError {
 
 /** One instance of a quorum that failed to answer, and why. */
 export interface InstanceFailure {
-  /** Position of the instance in the `redis` array. */
+  /** Position of the instance in the quorum's list of clients. */
   readonly instance: number;
   /** Why that instance's request failed: a {@link LockRedisError} or an {@link InstanceTimeoutError}. */
   readonly error: LockRedisError | InstanceTimeoutError;
 }
 
 /**
- * One instance of a quorum gave no answer within its time limit, which is kept well below the
- * lease so that a frozen or unreachable member cannot stall the others. Found in
- * `instances[].error`; the request may still complete on that instance later.
+ * A request got no reply within its time limit: what it could still be useful for (a lease, what
+ * was left of a timeout), or, for one member of a quorum, a third of the lease. It may still
+ * complete in Redis later; the library then undoes what it took.
  */
 export class InstanceTimeoutError extends LockError {
   override name = "InstanceTimeoutError";
@@ -134,7 +134,7 @@ export class InstanceTimeoutError extends LockError {
   readonly timeoutMs: number;
 
   constructor(lockId: string, operation: LockOperation, timeoutMs: number) {
-    super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${timeoutMs} ms`);
+    super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${Math.round(timeoutMs)} ms`);
     this.operation = operation;
     this.timeoutMs = timeoutMs;
   }
@@ -144,65 +144,58 @@ export class InstanceTimeoutError extends LockError {
 export type LockOperation = "acquire" | "release" | "extend" | "renew" | "status" | "debounce";
 
 /**
- * A Redis request failed: the network, the server, or an error reply (for example WRONGTYPE when
- * the key holds something that is not a lock). The client's original error is in `cause`.
+ * A Redis request failed: no reply in time, the network, the server, or an error reply (a wrong
+ * token, WRONGTYPE when the key is not a lock's). `cause` is a copy of the client's error with the
+ * token and the command it quotes taken out (or the {@link InstanceTimeoutError}).
  */
 export class LockRedisError extends LockError {
   override name = "LockRedisError";
   /** The operation that sent the failing request. */
   readonly operation: LockOperation;
-  /** With a quorum of instances: which instances failed, and why (only the failing request's). */
+  /** Whether Redis refused the request in a way no retry can heal (authentication, a wrong key type, ...). */
+  readonly refused: boolean;
+  /**
+   * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not
+   * be reached: ..."; with a quorum, "2 of 3 instances failed: #0: ...; #1: ...".
+   */
+  readonly reason: string;
+  /** With a quorum of instances: which instances failed, and why. */
   readonly instances: readonly InstanceFailure[] | undefined;
 
-  constructor(lockId: string, operation: LockOperation, cause: unknown, secret?: string) {
+  /**
+   * @param refused see {@link LockRedisError.refused}.
+   * @param secret the token, taken out of everything the error carries.
+   */
+  constructor(
+    lockId: string,
+    operation: LockOperation,
+    cause: unknown,
+    options: { refused?: boolean; secret?: string | undefined; instances?: readonly InstanceFailure[] } = {},
+  ) {
+    const timedOut = cause instanceof InstanceTimeoutError;
+    const said = summarize(cause, options.secret);
+    // A quorum's failure says its members' reasons itself ("2 of 3 instances failed: #0: ...").
+    const reason =
+      cause instanceof AggregateError
+        ? cause.message
+        : timedOut
+          ? `Redis did not answer (${said})`
+          : options.refused
+            ? `Redis refused the request: ${said}`
+            : `Redis could not be reached: ${said}`;
     super(
       "LOCK_REDIS_ERROR",
       lockId,
-      `Redis request for ${operation} of lock ${JSON.stringify(lockId)} failed: ${redactedMessage(cause, secret)}`,
-      { cause },
+      `Redis request for ${operation} of lock ${JSON.stringify(lockId)} failed: ${reason}`,
+      {
+        cause: timedOut || cause instanceof AggregateError ? cause : redacted(cause, options.secret),
+      },
     );
     this.operation = operation;
-    this.instances = undefined;
+    this.refused = options.refused ?? false;
+    this.reason = reason;
+    this.instances = options.instances;
   }
-
-  /**
-   * A quorum operation that could not reach a decision because too many instances failed.
-   * The instances' own errors are already free of the token.
-   */
-  static fromInstances(
-    lockId: string,
-    operation: LockOperation,
-    failures: readonly InstanceFailure[],
-    total: number,
-  ): LockRedisError {
-    const details = failures.map(({ instance, error }) => `#${instance}: ${instanceText(error)}`).join("; ");
-    const summary = `${failures.length} of ${total} instances failed (${details})`;
-    const error = new LockRedisError(
-      lockId,
-      operation,
-      new AggregateError(
-        failures.map((f) => f.error),
-        summary,
-      ),
-    );
-    (error as { instances: readonly InstanceFailure[] }).instances = failures;
-    return error;
-  }
-}
-
-// An instance's own LockRedisError repeats the lock and operation: keep only what went wrong.
-function instanceText(error: unknown): string {
-  return errorText(error).replace(/^Redis request for \w+ of lock .*? failed: /, "");
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-// Client errors quote the whole command ("command was: [...]"), which includes the token.
-function redactedMessage(cause: unknown, secret: string | undefined): string {
-  const text = errorText(cause);
-  return secret ? text.split(secret).join("<token>") : text;
 }
 
 /**
@@ -212,7 +205,6 @@ function redactedMessage(cause: unknown, secret: string | undefined): string {
  */
 export function isLockError(error: unknown): error is LockError {
   if (error instanceof LockError) return true;
-  if (!(error instanceof Error)) return false;
-  const { code, lockId } = error as { code?: unknown; lockId?: unknown };
-  return typeof code === "string" && LOCK_ERROR_CODES.has(code) && typeof lockId === "string";
+  const { code, lockId } = (error ?? {}) as { code?: unknown; lockId?: unknown };
+  return error instanceof Error && (CODES as readonly unknown[]).includes(code) && typeof lockId === "string";
 }

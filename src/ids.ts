@@ -1,36 +1,30 @@
-// The random identifiers the library makes: lock tokens, and ids for single release/extend calls.
-// Web Crypto only, which every supported runtime has, so no Node built-in is imported.
-
-type WebCrypto = { randomUUID?: () => string };
-
-function webCrypto(): WebCrypto | undefined {
-  return (globalThis as { crypto?: WebCrypto }).crypto;
-}
+// The identifiers the library makes: tokens (Web Crypto, which every supported runtime has) and request ids.
 
 /**
- * A fresh random lock token (Node 19+, Bun, Deno, workerd, browsers in secure contexts).
+ * A fresh random lock token.
  * @throws {TypeError} where `crypto.randomUUID()` is missing, saying how to pass a token instead.
  */
 export function newToken(): string {
-  const crypto = webCrypto();
+  const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
   if (typeof crypto?.randomUUID !== "function") {
     throw new TypeError(
-      "Web Crypto `crypto.randomUUID()` is not available in this runtime: pass your own `uuid` to `acquire({ uuid })`, or run where `globalThis.crypto` exists (Node 19+, Bun, Deno, edge runtimes, browsers on https or localhost)",
+      "`crypto.randomUUID()` is missing here (Web Crypto: Node 20+, Bun, Deno, edge runtimes, https pages): pass `acquire({ uuid })`",
     );
   }
   return crypto.randomUUID();
 }
 
-const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
+let lastOrder = 0;
 
 /**
- * A short random id for one release or extend call: 10 characters (about 51 bits), enough to tell
- * one lock's calls apart during a receipt's 30 s life, at a fraction of a UUID's bytes on the wire.
- * The ids need to be distinct, not secret, so they come from `Math.random`, which costs nothing
- * next to Web Crypto's `getRandomValues` (a call into the system's random source on every release).
+ * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`. The order
+ * is this process's clock in microseconds, made strictly increasing, so that a script can tell a
+ * late request from a newer one of the same token (see `order` in the scripts): a try that reaches
+ * Redis after a newer one never names itself in the grant, so its undo leaves the lock alone. The
+ * random part (6 base-36 characters) keeps two processes' ids apart; ids must be distinct, not
+ * secret, so it comes from `Math.random`.
  */
 export function newCallId(): string {
-  let id = "";
-  for (let index = 0; index < 10; index++) id += ALPHABET[Math.floor(Math.random() * ALPHABET.length)];
-  return id;
+  lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);
+  return `${lastOrder}-${Math.random().toString(36).slice(2, 8).padEnd(6, "0")}`;
 }

@@ -1,4 +1,4 @@
-export type { EvalClient, RedisClient, ScriptArgument } from "./client/types";
+// Every export is its own module's: a bundler keeps only what you import (`sideEffects: false`).
 export { Debounce } from "./debounce";
 export {
   type AcquisitionFailureReason,
@@ -13,13 +13,18 @@ export {
   type LockOperation,
   LockRedisError,
 } from "./errors";
-export type { LeaseHolder } from "./lease-holder";
+export { FairLock } from "./fair-lock";
+export { Lease } from "./lease";
 export { Lock } from "./lock";
+export type { QuorumSpec } from "./options";
+export { quorum } from "./quorum";
+export type { EvalClient, IoRedisClient, NodeRedisClient, RedisClient, ScriptArgument } from "./redis/client";
 export { Semaphore } from "./semaphore";
 export type {
   AutoExtendConfig,
   DebounceConfig,
   FencingConfig,
+  HoldOptions,
   LockAcquireConfig,
   LockConfig,
   LockCreateConfig,
@@ -27,3 +32,4 @@ export type {
   RetryConfig,
   SemaphoreCreateConfig,
 } from "./types";
+export { enableWakeUps } from "./wake/enable";

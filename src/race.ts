@@ -1,32 +1,33 @@
 import { backgroundTimer } from "./clock";
 
+/** What {@link within} resolves with when the time ran out first. */
+export const TIMED_OUT: unique symbol = Symbol("timed out");
+
 /**
- * Resolves after `ms` milliseconds, or rejects with `signal.reason` as soon as `signal` aborts,
- * clearing its timer so nothing is left pending.
+ * Settles like `work`, or resolves with {@link TIMED_OUT} after `ms` (at once when `ms` ≤ 0): a
+ * request that hangs must not hold up a caller with a budget. `onLate` then receives `work`, to
+ * clean up whatever it does; it must not reject. An infinite `ms` waits for `work`.
  */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function within<T>(
+  work: Promise<T>,
+  ms: number,
+  onLate: (work: Promise<T>) => void,
+): Promise<T | typeof TIMED_OUT> {
+  if (ms === Number.POSITIVE_INFINITY) return work;
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const cancel = backgroundTimer(ms, () => {
+      onLate(work);
+      resolve(TIMED_OUT);
+    });
+    void work.then(resolve, reject).finally(cancel);
   });
 }
 
 /**
- * Settles like `work`, unless `signal` aborts first: then it rejects with `signal.reason` at
- * once, and `onAbandoned` receives `work` to clean up after it (it must not reject).
+ * Settles like `work`, unless `signal` aborts first: then it rejects with `signal.reason` at once,
+ * and `onAbandoned` receives `work` to clean up after it (it must not reject).
  */
-export function raceAbort<T>(
+export function abortable<T>(
   work: Promise<T>,
   signal: AbortSignal | undefined,
   onAbandoned: (work: Promise<T>) => void,
@@ -37,52 +38,13 @@ export function raceAbort<T>(
       onAbandoned(work);
       reject(signal.reason);
     };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
+    if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
+    void work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 
-/** What {@link within} resolves with when the time ran out first. */
-export const TIMED_OUT: unique symbol = Symbol("timed out");
-
-/**
- * Settles like `work`, or resolves with {@link TIMED_OUT} after `ms` (at once when `ms` ≤ 0):
- * a request that hangs must not hold up a caller with a budget. `onLate` then receives `work`, to
- * clean up whatever it did; it must not reject. An infinite `ms` waits for `work`.
- */
-export function within<T>(
-  work: Promise<T>,
-  ms: number,
-  onLate: (work: Promise<T>) => void,
-): Promise<T | typeof TIMED_OUT> {
-  if (ms === Number.POSITIVE_INFINITY) return work;
-  return new Promise((resolve, reject) => {
-    const timer = backgroundTimer(ms, () => {
-      onLate(work);
-      resolve(TIMED_OUT);
-    });
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+/** Resolves after `ms` milliseconds (the timer keeps a process alive, as a caller's own wait should). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

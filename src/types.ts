@@ -1,18 +1,18 @@
-import type { RedisClient } from "./client/types";
 import type { LockLostError } from "./errors";
+import type { QuorumSpec } from "./options";
+import type { RedisClient } from "./redis/client";
 
-/** Whether this lock's token holds the key right now. */
+/** Whether a token holds the lock right now. */
 export type LockStatus = "ACQUIRED" | "FREE";
 
 /** How `acquire()` retries while another owner holds the lock. */
 export type RetryConfig = {
   /**
-   * How many times to try, counting the first try; also the most commands a wait costs. There is
-   * no wait after the last failed try. Any number up to 1 means a single try (0.2 returned `false`
-   * without trying when given `0`); a fraction rounds up, as in 0.2. `Infinity` tries until the
-   * lock is acquired, the `timeout` runs out or the `signal` aborts; with a `timeout` and no
-   * `attempts` set anywhere, tries continue until the timeout. When a long wait subscribes to the
-   * lock's release announcements (see `wakeOnRelease`), the subscription counts as one attempt.
+   * How many times to try, counting the first; also the most commands a wait costs. No wait
+   * follows the last failed try. Any number up to 1 means a single try (0.2 made none for `0`); a
+   * fraction rounds up, as in 0.2. `Infinity` tries until the lock is acquired, the `timeout` runs
+   * out or the `signal` aborts. With a `timeout` and no `attempts` set anywhere, tries go on until
+   * the timeout. A wait that subscribes to release announcements counts the subscription as one.
    * @default 3
    */
   attempts?: number;
@@ -22,14 +22,15 @@ export type RetryConfig = {
    */
   delay?: number;
   /**
-   * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up
-   * to `maxDelay`. Either way a wait never outlasts the holder's remaining lease, which the failed
-   * try learns in the same round trip.
+   * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up to
+   * `maxDelay`. Either way a wait never outlasts the holder's remaining lease, which the failed try
+   * learns in the same round trip.
    * @default "fixed"
    */
   backoff?: "fixed" | "exponential";
   /**
-   * Longest wait between two tries, in milliseconds; at least `delay`.
+   * Longest wait between two tries, in milliseconds; at least `delay`. Also how often a wait that
+   * subscribed to release announcements still polls, as a safety net.
    * @default 10 × delay
    */
   maxDelay?: number;
@@ -44,7 +45,7 @@ export type RetryConfig = {
 /** Settings of automatic lease renewal. */
 export type AutoExtendConfig = {
   /**
-   * Milliseconds between renewals; must be less than the lease.
+   * Milliseconds between renewals; less than the lease.
    * @default a third of the lease
    */
   interval?: number;
@@ -57,7 +58,7 @@ export type FencingConfig = {
    * if the counter key is lost (a restart without persistence, an eviction). Reads the clock
    * (`TIME`) in the acquire script, which Upstash asks scripts not to do; without it, tokens come
    * from a counter that never expires.
-   * @default false on Upstash (`server: "upstash"`), which persists its data; true elsewhere
+   * @default false on Upstash (`server: "upstash"`), which keeps its data; true elsewhere
    */
   clockFloor?: boolean;
 };
@@ -72,31 +73,29 @@ export type HoldOptions = {
   /** How `acquire()` retries while another owner holds the lock. */
   retry?: RetryConfig;
   /**
-   * Issue a fencing token with each acquisition (`lock.fencingToken`): a number larger than any
-   * token issued before for this id. Costs nothing extra on the wire; keeps one more key per id
-   * (see {@link FencingConfig} for how tokens stay increasing).
+   * Issue a fencing token with each acquisition (`fencingToken`): a number larger than any token
+   * issued before for this id. Costs nothing extra on the wire; keeps one more key per id.
    * @default false
    */
   fencing?: boolean | FencingConfig;
   /**
-   * Renew the lease in the background while the lock is held, until release, disposal or loss.
-   * `true` renews every third of the lease; `{ interval }` sets the period in milliseconds.
+   * Renew the lease in the background while it is held, until release, disposal or loss. `true`
+   * renews every third of the lease; `{ interval }` sets the period in milliseconds.
    * @default false
    */
   autoExtend?: boolean | AutoExtendConfig;
   /**
-   * Called once if a held lock is lost, with the same error `lock.signal` aborts with. An error
+   * Called once if a held lock is lost, with the error the lease's `signal` aborts with. An error
    * it throws is ignored: it must never crash the process from a timer.
    */
   onLost?: (error: LockLostError) => void;
   /**
    * Let long waits subscribe to the lock's release announcements and retry as soon as one arrives,
-   * polling only now and then (every `retry.maxDelay`) in the meantime. A wait subscribes only when
-   * that costs fewer commands than polling on its schedule, counting the subscription (a billed
-   * SUBSCRIBE on Upstash) as one of its `attempts`: with the default 3 attempts it never does.
-   * Off automatically when the client cannot subscribe (a plain `eval` client). The subscription is
-   * an SSE stream with `@upstash/redis` and one shared connection per client with ioredis and
-   * node-redis, shared by the process's waiters on the same lock.
+   * polling only every `retry.maxDelay` meanwhile. A wait subscribes only when that costs fewer
+   * commands than polling on its schedule (so never with the default 3 attempts), counting the
+   * subscription (a billed SUBSCRIBE on Upstash) as one of its `attempts`; a fair waiter always does.
+   * Needs wake-ups on the client (`enableWakeUps(redis)`, once per client); without them waits
+   * poll. Fair locks on `@upstash/redis` wake their own waiters without it.
    * @default true
    */
   wakeOnRelease?: boolean;
@@ -118,29 +117,29 @@ export type LockAcquireConfig = HoldOptions & {
    */
   timeout?: number;
   /**
-   * Cancels the acquisition: waits end at once, and the call rejects with `signal.reason`. A
-   * request in flight that turns out to have taken the lock is released in the background.
+   * Cancels the acquisition: waits end at once, and the call rejects with `signal.reason`. A request
+   * in flight that turns out to have taken the lock is released in the background.
    */
   signal?: AbortSignal;
 };
 
-/** Options of `new Lock(...)`. */
+/** Options of `new Lock(...)` and `new FairLock(...)`. */
 export type LockCreateConfig = HoldOptions & {
-  /** The lock's name; the Redis key is `prefix` + `id` (just `id` by default, as in 0.2). */
+  /** The lock's name; the Redis key is `prefix` + `id`. */
   id: string;
   /**
    * Prepended to `id` to form the Redis key, to keep the lock's keys apart from others, e.g.
-   * `"locks:"`. Lock instances exclude each other only when their keys are equal.
+   * `"locks:"`. Locks exclude each other only when their keys are equal.
    * @default ""
    */
   prefix?: string;
   /**
    * The Redis client, passed as is: `@upstash/redis` (`Redis.fromEnv()`), ioredis (`Redis` or
    * `Cluster`), node-redis (`createClient`, `createCluster`), or any client with
-   * `eval(script, keys, args)`. An array of an odd number of clients, each connected to an
-   * independent Redis, makes a quorum lock: held only while a majority of them hold it.
+   * `eval(script, keys, args)`; or `quorum([...clients])`, an odd number of clients of independent
+   * Redis servers, for a lock held only while a majority of them hold it.
    */
-  redis: RedisClient | readonly RedisClient[];
+  redis: RedisClient | QuorumSpec;
   /**
    * The token of a lock acquired elsewhere, so this instance can `release()`, `extend()` and
    * `getStatus()` it without calling `acquire()`. An empty string means none.
@@ -148,44 +147,38 @@ export type LockCreateConfig = HoldOptions & {
   uuid?: string;
   /**
    * The kind of server behind `redis`. On "upstash" every script carries Upstash's
-   * `allow-key-locking` flag, so it locks only the lock's own keys instead of the whole database
-   * while it runs, and fencing tokens come from a counter alone. On "redis" (Redis, Valkey,
-   * Dragonfly, a cluster) scripts are plain. A server that refuses the flag gets plain scripts from
-   * then on, after one extra request.
-   * @default "upstash" for an `@upstash/redis` client and for an ioredis or node-redis client whose
-   *   host ends in `.upstash.io`; "redis" otherwise
+   * `allow-key-locking` flag, so it locks only the lock's own keys instead of the whole database,
+   * and fencing tokens come from a counter alone. On "redis" scripts are plain. A server that
+   * refuses the flag gets plain scripts from then on, after one extra request.
+   * @default "upstash" for `@upstash/redis` and for an ioredis or node-redis client whose host ends
+   *   in `.upstash.io`; "redis" otherwise
    */
   server?: "upstash" | "redis";
   /**
-   * Serve waiters in the order they arrived: they queue in Redis, and when the lock is freed only the
-   * first in line may take it. Its turn is announced to it alone, so a release wakes one waiter,
-   * not all. A waiter that gives up leaves the line; one that dies keeps its place until it expires:
-   * `retry.maxDelay` plus 2 s after its last try. An unfair acquire on the same key (a `Lock`
-   * without `fair`, or 0.2's) ignores the line and takes a free lock when it finds one. Not with a
-   * quorum.
-   * @default false
-   */
-  fair?: boolean;
-  /**
-   * Receives every piece of work the lock leaves running in the background (the release of a
-   * token whose acquire was abandoned or timed out), so a serverless platform keeps the function
-   * alive until it settles: pass Vercel's `waitUntil` from `@vercel/functions`, or a Worker's
-   * `ctx.waitUntil.bind(ctx)`. The promises never reject. `lock.pending` offers the same as one promise.
+   * Receives every piece of work the lock leaves running in the background (undoing a try that
+   * answered after its acquire gave up, finishing a release that outlived its lease), so a
+   * serverless platform keeps the function alive until it settles: Vercel's `waitUntil` from
+   * `@vercel/functions`, or a Worker's `ctx.waitUntil.bind(ctx)`. The promises never reject.
    */
   waitUntil?: (promise: Promise<unknown>) => void;
 };
 
-/** Options of `new Semaphore(...)`: a lock's, plus how many may hold it at once. */
-export type SemaphoreCreateConfig = LockCreateConfig & {
+/** Options of `new Semaphore(...)`: a lock's, plus how many may hold it at once and whether they queue. */
+export type SemaphoreCreateConfig = Omit<LockCreateConfig, "uuid"> & {
   /**
-   * How many holders at once: a positive integer, at most 1000 (every acquire sends every permit's
+   * How many holders at once: a positive integer, at most 1000 (an acquire sends every permit's
    * key, so a large limit makes large requests).
    */
   limit: number;
+  /**
+   * Serve waiters in the order they arrived (see `FairLock`).
+   * @default false
+   */
+  fair?: boolean;
 };
 
 /** Options of `new Debounce(...)`. */
-export type DebounceConfig = {
+export type DebounceConfig<Args extends unknown[] = unknown[]> = {
   /** The debouncer's name; the Redis key of its call counter is `prefix` + `id`. */
   id: string;
   /**
@@ -193,7 +186,7 @@ export type DebounceConfig = {
    * @default ""
    */
   prefix?: string;
-  /** The Redis client; see {@link LockCreateConfig.redis}. */
+  /** The Redis client; see {@link LockCreateConfig.redis} (a quorum is not taken). */
   redis: RedisClient;
   /** The kind of server behind `redis`; see {@link LockCreateConfig.server}. */
   server?: "upstash" | "redis";
@@ -204,8 +197,7 @@ export type DebounceConfig = {
    */
   wait?: number;
   /** The function to run; it receives the arguments of the `call()` that won. */
-  // biome-ignore lint/suspicious/noExplicitAny: the callback's arguments are whatever the caller passes to call().
-  callback: (...args: any[]) => unknown;
+  callback: (...args: Args) => unknown;
 };
 
 /**
@@ -223,8 +215,8 @@ export type LockConfig = {
 
 declare global {
   /**
-   * Declared empty so that the type declarations compile for consumers with neither the DOM lib
-   * nor @types/node (`lib: ["es2022"]`); it merges with the real AbortSignal wherever one exists.
+   * Declared empty so that the declarations compile for consumers with neither the DOM lib nor
+   * @types/node (`lib: ["es2022"]`); it merges with the real AbortSignal wherever one exists.
    */
   interface AbortSignal {}
 }

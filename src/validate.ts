@@ -1,78 +1,45 @@
-import { describeValue } from "./describe-value";
-
-/** Throws unless `value` is a positive safe integer; `unit` is named in the message. */
-export function assertPositiveInteger(name: string, value: unknown, unit: string): asserts value is number {
-  if (typeof value !== "number") {
-    throw new TypeError(
-      `Expected \`${name}\` to be a positive integer (${unit}), got ${describeValue(value)}`,
-    );
-  }
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new RangeError(
-      `Expected \`${name}\` to be a positive integer (${unit}), got ${describeValue(value)}`,
-    );
-  }
+/**
+ * Renders a value for an error message: strings quoted, numbers as written, other types named.
+ * Never prints object contents, which could hold secrets such as a client's token.
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null || typeof value !== "object")
+    return typeof value === "function" ? "a function" : String(value);
+  return Array.isArray(value) ? "an array" : `an object (${typeof value})`;
 }
 
-/** Throws unless `value` is a safe integer that is zero or more; `unit` is named in the message. */
-export function assertNonNegativeInteger(
-  name: string,
-  value: unknown,
-  unit: string,
-): asserts value is number {
-  if (typeof value !== "number") {
-    throw new TypeError(
-      `Expected \`${name}\` to be a non-negative integer (${unit}), got ${describeValue(value)}`,
-    );
-  }
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(
-      `Expected \`${name}\` to be a non-negative integer (${unit}), got ${describeValue(value)}`,
-    );
-  }
-}
+/** What an option must be; each rule names the type it wants and says which values of it are in range. */
+const RULES = {
+  ms: ["number", "a positive integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v > 0],
+  ms0: ["number", "a non-negative integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v >= 0],
+  delay: ["number", "a non-negative number (milliseconds)", (v: number) => Number.isFinite(v) && v >= 0],
+  permits: ["number", "a positive integer (permits)", (v: number) => Number.isSafeInteger(v) && v > 0],
+  fraction: ["number", "a number from 0 to 1", (v: number) => v >= 0 && v <= 1],
+  count: ["number", "a number", (v: number) => !Number.isNaN(v)],
+  boolean: ["boolean", "a boolean"],
+  function: ["function", "a function"],
+  object: ["object", "an object", (v: unknown) => v !== null && !Array.isArray(v)],
+  switch: ["object", "a boolean or an object", (v: unknown) => v !== null && !Array.isArray(v)],
+  string: ["string", "a string"],
+  id: ["string", "a non-empty string", (v: string) => v !== ""],
+} as const satisfies Record<string, readonly [string, string, ((value: never) => boolean)?]>;
 
-/** Throws unless `value` is a finite number that is zero or more; `unit` is named in the message. */
-export function assertNonNegativeNumber(name: string, value: unknown, unit: string): asserts value is number {
-  if (typeof value !== "number") {
-    throw new TypeError(
-      `Expected \`${name}\` to be a non-negative number (${unit}), got ${describeValue(value)}`,
-    );
-  }
-  if (!Number.isFinite(value) || value < 0) {
-    throw new RangeError(
-      `Expected \`${name}\` to be a non-negative number (${unit}), got ${describeValue(value)}`,
-    );
-  }
-}
+/** The rules {@link check} knows, and a list of allowed strings. */
+export type Rule = keyof typeof RULES | readonly string[];
 
-/** Throws unless `value` is a string (empty allowed). */
-export function assertString(name: string, value: unknown): asserts value is string {
-  if (typeof value !== "string") {
-    throw new TypeError(`Expected \`${name}\` to be a string, got ${describeValue(value)}`);
-  }
-}
-
-/** Throws unless `value` is a string with at least one character. */
-export function assertNonEmptyString(name: string, value: unknown): asserts value is string {
-  if (typeof value !== "string") {
-    throw new TypeError(`Expected \`${name}\` to be a non-empty string, got ${describeValue(value)}`);
-  }
-  if (value.length === 0) {
-    throw new RangeError(`Expected \`${name}\` to be a non-empty string, got ""`);
-  }
-}
-
-/** Throws unless `value` is a plain object (or undefined, when `optional`). */
-export function assertOptionalObject(name: string, value: unknown): asserts value is object | undefined {
-  if (value !== undefined && (typeof value !== "object" || value === null || Array.isArray(value))) {
-    throw new TypeError(`Expected \`${name}\` to be an object, got ${describeValue(value)}`);
-  }
-}
-
-/** Throws unless `value` is a function. */
-export function assertFunction(name: string, value: unknown): asserts value is (...args: never[]) => unknown {
-  if (typeof value !== "function") {
-    throw new TypeError(`Expected \`${name}\` to be a function, got ${describeValue(value)}`);
-  }
+/**
+ * Throws unless `value` follows `rule` (or is undefined, unless `required`): a TypeError for the wrong type, a
+ * RangeError for a value of the right type out of range, each naming the option and the value
+ * (``Expected `lease` to be a positive integer (milliseconds), got 1.5``).
+ */
+export function check(name: string, value: unknown, rule: Rule, required = false): void {
+  if (value === undefined && !required) return;
+  const [type, expected, inRange] = Array.isArray(rule)
+    ? ["string", rule.map((choice) => JSON.stringify(choice)).join(" or "), (v: string) => rule.includes(v)]
+    : RULES[rule as keyof typeof RULES];
+  const typeOk = typeof value === type;
+  if (typeOk && (!inRange || (inRange as (v: unknown) => boolean)(value))) return;
+  const message = `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`;
+  throw typeOk && !Array.isArray(rule) ? new RangeError(message) : new TypeError(message);
 }

@@ -1,11 +1,10 @@
 import { Cluster } from "ioredis";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scriptRunnerFor } from "../../src/client/script-runner";
-import type { RedisClient } from "../../src/client/types";
 import { hashSlot } from "../../src/hash-slot";
 import { Debounce, Lock } from "../../src/index";
-import { checkOwner } from "../../src/scripts/status";
+import { type RedisClient, scriptRunnerFor } from "../../src/redis/client";
+import { renewLock } from "../../src/scripts/lock";
 import { type RedisClusterHandle, startRedisCluster } from "../../stack/redis-cluster";
 import { RespConnection } from "../../stack/resp/connection";
 import { RespInteger, type RespReply } from "../../stack/resp/reply";
@@ -76,7 +75,7 @@ const nodeRedisCluster: Connect = async (errors) => {
   return { client, close: () => client.close() };
 };
 
-/** Ids whose hash tags make the lock derive its extra keys in each of sameSlotKey's ways. */
+/** Ids whose hash tags make the lock derive its extra keys in each of companionKey's ways. */
 const BRACE_IDS = ["a{b}c", "{}x}", "}{", "{a}{b}", "x}y{z"];
 
 describe.each<[string, Connect]>([
@@ -123,7 +122,7 @@ describe.each<[string, Connect]>([
   it("would surface a CROSSSLOT error, so the tests above prove the keys share a slot", async () => {
     const keys = ["{a}1", "{b}2"];
     expect(hashSlot(keys[0] as string)).not.toBe(hashSlot(keys[1] as string));
-    await expect(scriptRunnerFor(connected.client, false).run(checkOwner, keys, ["t"])).rejects.toThrow(
+    await expect(scriptRunnerFor(connected.client, false)(renewLock, keys, ["t", 0])).rejects.toThrow(
       /CROSSSLOT/,
     );
   });

@@ -2,7 +2,8 @@ import { Redis as UpstashRedis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RedisClient } from "../../src/client/types";
+import { quorum } from "../../src/index";
+import type { RedisClient } from "../../src/redis/client";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { describeLockContract, describeSemaphoreContract } from "./contract";
@@ -75,8 +76,8 @@ describe.each<[string, Connect]>([
     await connected?.close();
   });
 
-  describeLockContract(() => connected.clients, { fencing: false });
-  describeSemaphoreContract(() => connected.clients, { fencing: false, fair: false });
+  describeLockContract(() => quorum(connected.clients), { fencing: false });
+  describeSemaphoreContract(() => quorum(connected.clients), { fencing: false, fair: false });
 
   it("emitted no client errors", () => {
     expect(errors).toEqual([]);

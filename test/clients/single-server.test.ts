@@ -2,13 +2,14 @@ import { Redis as UpstashRedis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
 import { createClient, RESP_TYPES } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RedisClient } from "../../src/client/types";
-import { Lock } from "../../src/index";
-import { lockEventChannel } from "../../src/wake/lock-events";
+import { enableWakeUps, Lock } from "../../src/index";
+import { eventChannel } from "../../src/keys";
+import type { RedisClient } from "../../src/redis/client";
 import { startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { RespConnection } from "../../stack/resp/connection";
 import { RespInteger } from "../../stack/resp/reply";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { describeClientContract, type ServerControls } from "./contract";
 
@@ -96,15 +97,6 @@ async function connectedClients(): Promise<number> {
   return list.toString().trim().split("\n").length;
 }
 
-/** Polls `condition` every 20 ms, for at most 5 s. */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  for (let poll = 0; poll < 250; poll++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("condition not reached within 5 s");
-}
-
 describe.each<[string, Connect]>([
   ["@upstash/redis (REST proxy)", upstash],
   ["ioredis (RESP2)", ioredis({ protocol: 2 })],
@@ -129,11 +121,12 @@ describe.each<[string, Connect]>([
   });
 
   it("leaves no subscription or extra connection behind once a woken wait ends", async () => {
+    enableWakeUps(connected.client);
     const id = uniqueId("wake-cleanup");
     const holder = new Lock({ id, redis: connected.client, lease: 60_000 });
     await holder.acquireOrThrow();
     const connectionsBefore = await connectedClients();
-    // Three polls find the same holder: the waiter subscribes, then polls only every 20 s.
+    // A wait on a 60 s lease: the waiter subscribes, then polls only every 20 s.
     const waiter = new Lock({
       id,
       redis: connected.client,
@@ -141,12 +134,15 @@ describe.each<[string, Connect]>([
     });
     const waiting = waiter.acquire();
     // The waiter subscribes: the server sees a subscriber on the lock's channel.
-    const channel = lockEventChannel(id);
-    await until(async () => (await subscribers(channel)) === 1);
+    const channel = (await eventChannel(id)) as string;
+    await waitUntil(async () => (await subscribers(channel)) === 1, "a subscriber on the lock's channel");
     await holder.release();
     expect(await waiting).toBe(true);
-    await until(async () => (await subscribers(channel)) === 0);
-    await until(async () => (await connectedClients()) <= connectionsBefore);
+    await waitUntil(async () => (await subscribers(channel)) === 0, "no subscriber left on the channel");
+    await waitUntil(
+      async () => (await connectedClients()) <= connectionsBefore,
+      "no connection left beyond those before the wait",
+    );
     await waiter.release();
   });
 

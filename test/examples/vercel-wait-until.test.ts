@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Lock } from "../../src/index";
+import { within } from "../faults/support/time";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { newRedis, uniqueId } from "../support/redis";
 import { type ServedRoute, serveRoute } from "./support/serve-route";
@@ -63,7 +64,7 @@ describe("examples/vercel-wait-until.ts", () => {
     // The late try took the lock after the response; its release was handed to the platform.
     expect(handedToPlatform.length).toBeGreaterThanOrEqual(1);
     wire.faults.latency(0);
-    await Promise.all(handedToPlatform);
+    await within(Promise.all(handedToPlatform), 10_000, "the work handed to waitUntil");
     expect(await redis.exists(key)).toBe(0);
   }, 15_000);
 

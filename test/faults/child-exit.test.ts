@@ -7,10 +7,12 @@ import { clientFor, sharedEndpoint } from "./support/endpoints";
 import { within } from "./support/time";
 
 const HOLD_CHILD = new URL("./fixtures/hold-child.ts", import.meta.url);
+const WAIT_CHILD = new URL("./fixtures/wait-child.ts", import.meta.url);
 /** What the child reports on each line. */
 interface ChildReport {
-  event: "acquired" | "lost" | "released";
-  pendingLibraryTimers: number;
+  event: "acquired" | "lost" | "released" | "settled";
+  acquired?: boolean;
+  pendingLibraryTimers?: number;
   reason?: string;
   released?: boolean;
 }
@@ -39,6 +41,8 @@ describe("a child process that held a lock with auto-extend", () => {
     // ...and none after release, and the process ends without being told to.
     expect(parse(released.text)).toEqual({ event: "released", released: true, pendingLibraryTimers: 0 });
     expect(exit.code, child.output()).toBe(0);
+    // Exiting takes tens of ms; a leaked timer that keeps the process alive would do so for good,
+    // or for a renewal interval at least: 1 s is many times the one and still tells the other.
     expect(exit.at - released.at).toBeLessThan(1_000);
     expect(await clientFor(sharedEndpoint()).exists(id)).toBe(0);
   }, 60_000);
@@ -54,5 +58,22 @@ describe("a child process that held a lock with auto-extend", () => {
     expect(exit.code, child.output()).toBe(0);
     // Well before the 10 s of work it was given: the loss ended it, and nothing kept it alive.
     expect(exit.at - lost.at).toBeLessThan(1_000);
+  }, 60_000);
+});
+
+describe("a child process waiting for a held lock", () => {
+  // A wait between tries keeps the process alive (its timer is not unref'd): a process with nothing
+  // else to do must not exit in the middle of acquire().
+  it("stays alive through the wait between tries, until its acquire settles", async () => {
+    const { url, token } = sharedEndpoint();
+    const child = watchTypeScript(WAIT_CHILD, {
+      UPSTASH_URL: url,
+      UPSTASH_TOKEN: token,
+      LOCK_ID: uniqueId("child-wait"),
+    });
+    const exit = await within(child.exited, 30_000, `the child's exit\n${child.output()}`);
+    expect(exit.code, child.output()).toBe(0);
+    const settled = await within(child.line(/"settled"/), 1_000, "the settled line");
+    expect(parse(settled.text)).toEqual({ event: "settled", acquired: true });
   }, 60_000);
 });

@@ -2,10 +2,13 @@
 // Redis restart with or without persistence.
 import { describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
-import { fenceKey } from "../../src/keys";
+import { companionKey } from "../../src/keys";
 import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { uniqueId } from "../support/redis";
 import { clientFor, type Endpoint, usePrivateStack } from "./support/endpoints";
+
+/** The fencing counter of the lock on `key`, beside it in its hash slot. */
+const fenceKey = (key: string) => companionKey(key, ":fence");
 
 /** Asserts every token is larger than the one before; returns how many distinct tokens there are. */
 function expectStrictlyIncreasing(tokens: readonly string[]): number {

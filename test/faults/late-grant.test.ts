@@ -4,7 +4,7 @@
 // token (a uuid passed to acquire). The late message must not make it a second holder.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Lock } from "../../src/index";
+import { enableWakeUps, FairLock } from "../../src/index";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { uniqueId } from "../support/redis";
 import { pause } from "./support/time";
@@ -27,13 +27,20 @@ function connect(): IoRedis {
   return client;
 }
 
+/** A client whose waiters hear the lock's announcements (opt-in on ioredis since the rewrite). */
+function waking(client: IoRedis): IoRedis {
+  enableWakeUps(client);
+  return client;
+}
+
 type MessageListener = (channel: string, message: string) => void;
 
 /**
  * A real ioredis client whose subscriber connections (the ones the lock opens with `duplicate()`
- * to hear its events) hand every message over `lateMs` late.
+ * to hear its events) hand every message over `lateMs` late, recording each one in `delivered`
+ * as it is handed over.
  */
-function readingMessagesLate(client: IoRedis, lateMs: number): IoRedis {
+function readingMessagesLate(client: IoRedis, lateMs: number, delivered: string[]): IoRedis {
   const late = (subscriber: IoRedis): IoRedis =>
     new Proxy(subscriber, {
       get(target, property) {
@@ -41,7 +48,10 @@ function readingMessagesLate(client: IoRedis, lateMs: number): IoRedis {
         return (event: string, listener: MessageListener) => {
           if (event !== "message") return target.on(event, listener);
           return target.on(event, (channel: string, message: string) => {
-            setTimeout(() => listener(channel, message), lateMs);
+            setTimeout(() => {
+              delivered.push(message);
+              listener(channel, message);
+            }, lateMs);
           });
         };
       },
@@ -63,10 +73,15 @@ function readingMessagesLate(client: IoRedis, lateMs: number): IoRedis {
 describe("a fair lock whose waiter reads a grant late", () => {
   it("does not hold on a grant for an earlier stay in line, taken meanwhile by a try", async () => {
     const id = uniqueId("late-grant");
-    const fair = { fair: true, lease: 5_000, retry: { delay: 20, maxDelay: 20 } } as const;
-    const first = new Lock({ id, redis: connect(), ...fair });
-    const seeded = new Lock({ id, redis: readingMessagesLate(connect(), 500), ...fair });
-    const next = new Lock({ id, redis: connect(), ...fair });
+    const fair = { lease: 5_000, retry: { delay: 20, maxDelay: 20 } } as const;
+    const first = new FairLock({ id, redis: waking(connect()), ...fair });
+    const delivered: string[] = [];
+    const seeded = new FairLock({
+      id,
+      redis: waking(readingMessagesLate(connect(), 500, delivered)),
+      ...fair,
+    });
+    const next = new FairLock({ id, redis: waking(connect()), ...fair });
     await first.acquireOrThrow();
 
     // "seeded" waits in line at place 1, "next" behind it.
@@ -84,7 +99,9 @@ describe("a fair lock whose waiter reads a grant late", () => {
     expect(await nextWaits).toBe(true);
     const again = await seeded.acquire({ timeout: 1_000, uuid: "seeded" });
 
-    // The grant for place 1 arrived during that wait. "next" held the lock all along.
+    // The grant for place 1 arrived during that wait (it was handed over, late). "next" held the
+    // lock all along.
+    expect(delivered.filter((message) => /^granted:[0-9a-f]{40}:1:/.test(message))).toHaveLength(1);
     expect(again).toBe(false);
     expect(await next.getStatus()).toBe("ACQUIRED");
     await next.release();

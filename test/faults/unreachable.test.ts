@@ -60,11 +60,15 @@ describe("Redis unreachable while the lock is held", () => {
     const { lock } = await expectExpiresOnTime("unreachable-refused", () =>
       wire().passThrough.faults.refuse(),
     );
-    // release() cannot reach Redis either: it fails as a LockRedisError and does not hang.
-    await expect(within(lock.release(), 10_000, "release")).rejects.toMatchObject({
-      name: "LockRedisError",
-      operation: "release",
-    });
+    // Behaviour since the rewrite: past the local deadline Redis has expired the key anyway, so
+    // release() answers false at once ("the lease ran out first") rather than waiting for, or
+    // failing with, a Redis it cannot reach; its request finishes in the background, harmlessly.
+    const before = wire().requests();
+    expect(await within(lock.release(), 1_000, "release")).toBe(false);
+    await within(lock.pending, 5_000, "the release left in the background");
+    // One release request (which @upstash/redis sends twice when fetch throws, even with retry: false).
+    expect(wire().requests() - before).toBeLessThanOrEqual(2);
+    expect(unhandled()).toEqual([]);
     wire().passThrough.faults.reset();
   });
 
@@ -89,9 +93,13 @@ describe("Redis unreachable while the lock is held", () => {
     const started = now();
     const acquiring = lock.acquire({ autoExtend: true, retry: { attempts: 2, delay: 50 } });
     await expect(acquiring).rejects.toMatchObject({ name: "LockRedisError", operation: "acquire" });
+    // "Without hanging": two refused tries 50 ms apart take a few ms each; 5 s is a hang.
     expect(now() - started).toBeLessThan(5_000);
     expect(lock.signal.aborted).toBe(true);
     expect((lock.signal.reason as LockLostError).reason).toBe("not-held");
+    // Each failed try may have run with its reply lost: since the rewrite it is undone in the
+    // background (by its receipt), after the acquire failed. Nothing is sent once that settled.
+    await within(lock.pending, 5_000, "the undo of the failed tries");
     wire().passThrough.faults.reset();
     const afterFailure = wire().requests();
     await pause(500);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Lock, LockAcquisitionError } from "../../src/index";
+import { type EvalClient, Lock, LockAcquisitionError } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
@@ -48,12 +48,27 @@ describe("acquire and release", () => {
     await lock.release();
   });
 
-  it("keeps the token it holds when a later acquire fails", async () => {
+  it("keeps the lease it holds when a later acquire fails, which waits here and sends nothing", async () => {
     const id = uniqueId("keep-token");
-    const lock = new Lock({ id, redis, retry: { attempts: 1 } });
+    let requests = 0;
+    const counted: EvalClient = {
+      eval: (script, keys, args) => {
+        requests += 1;
+        return redis.eval(script, keys, args);
+      },
+      evalsha: (sha1, keys, args) => {
+        requests += 1;
+        return redis.evalsha(sha1, keys, args);
+      },
+    };
+    const lock = new Lock({ id, redis: counted, retry: { attempts: 1 } });
     expect(await lock.acquire()).toBe(true);
-    // A fresh token cannot take a key this instance already holds under its first token.
+    // One instance holds one lease at a time: a second acquire waits for the first to end, here,
+    // without a request; it does not end in time, so the acquire fails as "held".
+    const before = requests;
     expect(await lock.acquire()).toBe(false);
+    await expect(lock.acquireOrThrow()).rejects.toMatchObject({ reason: "held", attempts: 1 });
+    expect(requests).toBe(before);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(1_000)).toBe(true);
     expect(await lock.release()).toBe(true);

@@ -90,8 +90,22 @@ describe("await using", () => {
 });
 
 describe("Symbol.asyncDispose", () => {
-  it("is defined and is a method of Lock", () => {
-    expect(typeof Symbol.asyncDispose).toBe("symbol");
-    expect(typeof Lock.prototype[Symbol.asyncDispose]).toBe("function");
+  it("called by hand on a Lock or on a Lease, releases that lease, and only once", async () => {
+    const id = uniqueId("dispose-by-hand");
+    const lock = new Lock({ id, redis });
+    await lock.acquireOrThrow();
+    await lock[Symbol.asyncDispose]();
+    expect(await redis.exists(id)).toBe(0);
+    expect(await lock.getStatus()).toBe("FREE");
+
+    const other = new Lock({ id, redis });
+    await lock.runExclusive(async (_signal, lease) => {
+      await lease[Symbol.asyncDispose]();
+      expect(await redis.exists(id)).toBe(0);
+      await other.acquireOrThrow();
+    });
+    // runExclusive's own release, after the work, finds its lease ended: the next holder keeps the lock.
+    expect(await other.getStatus()).toBe("ACQUIRED");
+    await other.release();
   });
 });

@@ -2,9 +2,10 @@
 // waiter only, and a waiter or holder that dies holds the line up for a bounded time at most.
 import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
-import { sameSlotKey } from "../../src/hash-slot";
-import { Lock, Semaphore } from "../../src/index";
+import { FairLock, Lock, type LockAcquireConfig, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
 import { watchTypeScript } from "../faults/support/child";
+import { pause, waitUntil, within } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
 import { uniqueId } from "../support/redis";
 
@@ -12,8 +13,12 @@ import { uniqueId } from "../support/redis";
 const stack = usePrivateStack();
 const client = () =>
   new Redis({ url: stack().url, token: stack().token, retry: false, enableTelemetry: false });
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const FAIR = { fair: true, retry: { delay: 50, maxDelay: 500 } } as const;
+const FAIR = { retry: { delay: 50, maxDelay: 500 } } as const;
+
+/** What a waiter acquires from: a FairLock (which holds itself) or a fair Semaphore (which hands out a lease). */
+interface Acquirer {
+  acquireOrThrow(config?: LockAcquireConfig): Promise<{ release(): Promise<boolean> }>;
+}
 
 /**
  * Starts `count` fair waiters on `id`, each once the one before it is in line, so their order of
@@ -22,22 +27,21 @@ const FAIR = { fair: true, retry: { delay: 50, maxDelay: 500 } } as const;
 async function waitersInOrder(
   id: string,
   count: number,
-  make: () => Lock | Semaphore,
+  make: () => Acquirer,
   served: number[],
 ): Promise<Promise<void>[]> {
-  const queue = sameSlotKey(id, ":queue");
+  const queue = companionKey(id, ":queue");
   const waiting: Promise<void>[] = [];
   for (let index = 0; index < count; index++) {
     waiting.push(
       (async () => {
-        const waiter = make();
-        await waiter.acquireOrThrow({ timeout: 20_000 });
+        const held = await make().acquireOrThrow({ timeout: 20_000 });
         served.push(index);
         await pause(30);
-        await waiter.release();
+        await held.release();
       })(),
     );
-    while ((await client().zcard(queue)) < index + 1) await pause(10);
+    await waitUntil(async () => (await client().zcard(queue)) >= index + 1, `waiter ${index} in line`);
   }
   return waiting;
 }
@@ -45,10 +49,10 @@ async function waitersInOrder(
 describe("a fair lock", () => {
   it("serves waiters in the order they arrived", async () => {
     const id = uniqueId("fair-order");
-    const holder = new Lock({ id, redis: client(), ...FAIR });
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
     const served: number[] = [];
-    const waiting = await waitersInOrder(id, 5, () => new Lock({ id, redis: client(), ...FAIR }), served);
+    const waiting = await waitersInOrder(id, 5, () => new FairLock({ id, redis: client(), ...FAIR }), served);
     await holder.release();
     await Promise.all(waiting);
     expect(served).toEqual([0, 1, 2, 3, 4]);
@@ -56,11 +60,11 @@ describe("a fair lock", () => {
 
   it("a release hands the lock to the next waiter only: nobody else sends anything, nor does it", async () => {
     const id = uniqueId("fair-wake-one");
-    const holder = new Lock({ id, redis: client(), ...FAIR });
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
     // Three subscribed waiters that poll only every 20 s.
-    const quiet = { fair: true, retry: { delay: 20_000, maxDelay: 20_000 } };
-    const waiters = Array.from({ length: 3 }, () => new Lock({ id, redis: client(), ...quiet }));
+    const quiet = { retry: { delay: 20_000, maxDelay: 20_000 } };
+    const waiters = Array.from({ length: 3 }, () => new FairLock({ id, redis: client(), ...quiet }));
     const waiting = waiters.map((waiter) => waiter.acquire({ timeout: 30_000 }));
     await pause(500);
     const before = stack().proxy.stats.commands;
@@ -79,7 +83,7 @@ describe("a fair lock", () => {
 
   it("a waiter killed in the queue holds the others up for its window at most", async () => {
     const id = uniqueId("fair-dead-waiter");
-    const holder = new Lock({ id, redis: client(), ...FAIR });
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
     const doomed = watchTypeScript(new URL("./fixtures/fair-child.ts", import.meta.url), {
       UPSTASH_URL: stack().url,
@@ -89,15 +93,16 @@ describe("a fair lock", () => {
       MAX_DELAY_MS: "500",
     });
     await doomed.line(/^waiting$/);
-    const next = new Lock({ id, redis: client(), ...FAIR });
+    const next = new FairLock({ id, redis: client(), ...FAIR });
     const waiting = next.acquire({ timeout: 20_000 });
     await pause(200);
     await doomed.kill();
     await holder.release();
     const started = performance.now();
     expect(await waiting).toBe(true);
-    // The dead waiter's place stays for its longest wait between tries (500 ms) plus 2 s.
-    expect(performance.now() - started).toBeLessThan(500 + 2_000 + 1_000);
+    // The dead waiter's place stays for its longest wait between tries (500 ms) plus 2 s; a place
+    // that never expired would hold the line until the 20 s timeout.
+    expect(performance.now() - started).toBeLessThan((500 + 2_000) * 3);
     await next.release();
   });
 
@@ -111,28 +116,29 @@ describe("a fair lock", () => {
       LEASE_MS: "1000",
     });
     await holderProcess.line(/^holding$/);
-    const waiter = new Lock({ id, redis: client(), ...FAIR });
+    const waiter = new FairLock({ id, redis: client(), ...FAIR });
     const waiting = waiter.acquire({ timeout: 10_000 });
     await holderProcess.kill();
     const started = performance.now();
     expect(await waiting).toBe(true);
-    expect(performance.now() - started).toBeLessThan(1_000 + 1_000);
+    // The 1 s lease runs out; a line held by the dead holder would last until the 10 s timeout.
+    expect(performance.now() - started).toBeLessThan(1_000 * 3);
     await waiter.release();
   });
 
   it("survives its queue being deleted: waiters queue again and are served", async () => {
     const id = uniqueId("fair-queue-deleted");
-    const holder = new Lock({ id, redis: client(), ...FAIR });
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
     const served: boolean[] = [];
     const waiting = Array.from({ length: 3 }, async () => {
-      const waiter = new Lock({ id, redis: client(), ...FAIR });
+      const waiter = new FairLock({ id, redis: client(), ...FAIR });
       const acquired = await waiter.acquire({ timeout: 10_000 });
       served.push(acquired);
       if (acquired) await waiter.release();
     });
     await pause(300);
-    await client().del(...[":queue", ":queue-deadlines", ":queue-places"].map((s) => sameSlotKey(id, s)));
+    await client().del(...[":queue", ":queue-deadlines", ":queue-places"].map((s) => companionKey(id, s)));
     await holder.release();
     await Promise.all(waiting);
     expect(served).toEqual([true, true, true]);
@@ -140,13 +146,13 @@ describe("a fair lock", () => {
 
   it("an unfair acquire on the same key ignores the line: it takes the lock whenever it finds it free", async () => {
     const id = uniqueId("fair-jump");
-    const holder = new Lock({ id, redis: client(), ...FAIR });
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
-    const inLine = new Lock({ id, redis: client(), fair: true, retry: { delay: 5_000, maxDelay: 5_000 } });
+    const inLine = new FairLock({ id, redis: client(), retry: { delay: 5_000, maxDelay: 5_000 } });
     const waiting = inLine.acquire({ timeout: 10_000 });
     await pause(300);
     await holder.release();
-    // Before the waiter's try reaches Redis, a lock without `fair` takes the free key.
+    // Before the waiter's try reaches Redis, a plain Lock takes the free key.
     const jumper = new Lock({ id, redis: client(), retry: { attempts: 1 } });
     const jumped = await jumper.acquire();
     if (jumped) await jumper.release();
@@ -158,16 +164,17 @@ describe("a fair lock", () => {
 describe("a fair semaphore", () => {
   it("serves waiters in the order they arrived, one permit at a time", async () => {
     const id = uniqueId("fair-sem-order");
-    const holders = Array.from(
-      { length: 2 },
-      () => new Semaphore({ id, redis: client(), limit: 2, ...FAIR }),
-    );
-    for (const holder of holders) await holder.acquireOrThrow();
+    const holders = [];
+    for (let index = 0; index < 2; index++) {
+      holders.push(
+        await new Semaphore({ id, redis: client(), limit: 2, fair: true, ...FAIR }).acquireOrThrow(),
+      );
+    }
     const served: number[] = [];
     const waiting = await waitersInOrder(
       id,
       4,
-      () => new Semaphore({ id, redis: client(), limit: 2, ...FAIR }),
+      () => new Semaphore({ id, redis: client(), limit: 2, fair: true, ...FAIR }),
       served,
     );
     await holders[0]?.release();
@@ -175,5 +182,31 @@ describe("a fair semaphore", () => {
     await holders[1]?.release();
     await Promise.all(waiting);
     expect(served).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe("one FairLock shared by concurrent callers", () => {
+  it("a second acquire waits behind the first without a request, never aborts it, and holds once it is released", async () => {
+    const id = uniqueId("fair-shared");
+    const lock = new FairLock({ id, redis: client(), ...FAIR });
+    await lock.acquireOrThrow();
+    const firstSignal = lock.signal;
+    const before = stack().proxy.stats.commands;
+    let settled = false;
+    const second = lock.acquire({ timeout: 10_000 }).finally(() => {
+      settled = true;
+    });
+    // Ten of its retry delays: a waiter in Redis's line would have tried several times by now.
+    await pause(500);
+    expect(settled).toBe(false);
+    expect(stack().proxy.stats.commands - before).toBe(0);
+    expect(firstSignal.aborted).toBe(false);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.release()).toBe(true);
+    expect(await within(second, 5_000, "the second acquire, once the first released")).toBe(true);
+    expect(firstSignal.aborted).toBe(false);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await client().zcard(companionKey(id, ":queue"))).toBe(0);
+    expect(await lock.release()).toBe(true);
   });
 });

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { hashSlot } from "../../src/hash-slot";
 import { Lock } from "../../src/index";
-import { fenceKey } from "../../src/keys";
+import { companionKey } from "../../src/keys";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
+
+/** The fencing counter of the lock on `key`, beside it in its hash slot. */
+const fenceKey = (key: string) => companionKey(key, ":fence");
 
 describe("fencing tokens", () => {
   it("each acquisition gets a larger token, from any instance; none without fencing", async () => {

@@ -1,10 +1,16 @@
 import { describe, expect, it, vi } from "vitest";
-import { type EvalClient, Lock, LockLostError } from "../../src/index";
-import { deleteIfOwned } from "../../src/scripts/release";
+import { type EvalClient, type Lease, Lock, LockLostError } from "../../src/index";
+import { releaseLock } from "../../src/scripts/lock";
+import { abortTime, pause, within } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
+import { sha1 } from "./support/scripts";
 
 const redis = newRedis();
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `signal` aborts; fails the test if it has not within `ms`. */
+function aborted(signal: AbortSignal, ms: number): Promise<number> {
+  return within(abortTime(signal), ms, "the lease's signal");
+}
 
 function lossOf(signal: AbortSignal): LockLostError {
   expect(signal.aborted).toBe(true);
@@ -37,7 +43,7 @@ describe("remaining lease and signal", () => {
     const lock = new Lock({ id: uniqueId("expires"), redis, lease: 200, onLost });
     await lock.acquireOrThrow();
     const signal = lock.signal;
-    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    await aborted(signal, 2_000);
     expect(lossOf(signal).reason).toBe("expired");
     expect(onLost).toHaveBeenCalledTimes(1);
     expect(onLost).toHaveBeenCalledWith(signal.reason);
@@ -117,7 +123,7 @@ describe("auto-extend", () => {
 
     await lock.acquireOrThrow();
     const signal = lock.signal;
-    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    await aborted(signal, 2_000);
     expect(lossOf(signal).reason).toBe("expired");
   });
 
@@ -128,7 +134,7 @@ describe("auto-extend", () => {
     await lock.acquireOrThrow();
     const signal = lock.signal;
     await redis.set(id, "intruder", { px: 5_000 });
-    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    await aborted(signal, 2_000);
     expect(lossOf(signal).reason).toBe("taken");
     expect(onLost).toHaveBeenCalledTimes(1);
     expect(await redis.get(id)).toBe("intruder");
@@ -137,17 +143,25 @@ describe("auto-extend", () => {
 });
 
 describe("runExclusive", () => {
-  it("runs the work under the lock with its signal, returns its result, and releases", async () => {
+  it("runs the work under the lock with its signal and lease, returns its result, and releases", async () => {
     const id = uniqueId("run-exclusive");
     const lock = new Lock({ id, redis });
-    const result = await lock.runExclusive(async (signal) => {
+    let held: Lease | undefined;
+    const result = await lock.runExclusive(async (signal, lease) => {
+      held = lease;
       expect(signal).toBe(lock.signal);
+      expect(signal).toBe(lease.signal);
       expect(signal.aborted).toBe(false);
+      expect(lease.id).toBe(id);
+      expect(await lease.getStatus()).toBe("ACQUIRED");
       expect(await redis.exists(id)).toBe(1);
       return 42;
     });
     expect(result).toBe(42);
     expect(await redis.exists(id)).toBe(0);
+    // The lease ended with the work: released, not lost.
+    expect(held?.remainingMs).toBe(0);
+    expect(held?.signal.aborted).toBe(false);
   });
 
   it("propagates the work's error and still releases", async () => {
@@ -162,13 +176,14 @@ describe("runExclusive", () => {
   });
 
   it("never masks the work's error, or result, with a failed release", async () => {
-    // The real client, except that the release script fails as if Redis went away.
+    // The real client, except that the release script fails as if Redis went away, whether it is
+    // sent in full (its first use on this client) or by its SHA-1.
+    const reset = () => Promise.reject(new Error("connection reset"));
     const failingRelease: EvalClient = {
-      eval: (script, keys, args) => redis.eval(script, keys, args),
-      evalsha: (sha1, keys, args) =>
-        sha1 === deleteIfOwned.sha1
-          ? Promise.reject(new Error("connection reset"))
-          : redis.evalsha(sha1, keys, args),
+      eval: (script, keys, args) =>
+        script === releaseLock.source ? reset() : redis.eval(script, keys, args),
+      evalsha: (digest, keys, args) =>
+        digest === sha1(releaseLock.source) ? reset() : redis.evalsha(digest, keys, args),
     };
     const id = uniqueId("run-exclusive-release-fails");
     const lock = new Lock({ id, redis: failingRelease, lease: 2_000 });
@@ -178,8 +193,11 @@ describe("runExclusive", () => {
         throw failure;
       }),
     ).rejects.toBe(failure);
+    // The release did fail: the key is still there, until its lease would end.
+    expect(await redis.exists(id)).toBe(1);
     await redis.del(id);
     expect(await lock.runExclusive(async () => "done")).toBe("done");
+    expect(await redis.exists(id)).toBe(1);
     await redis.del(id);
   });
 

@@ -1,15 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
+import { waitUntil } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
 const rawRedis = newRedis({ automaticDeserialization: false });
 
-/** Polls until Redis has expired `key`; returns how many polls it took. */
-async function waitForExpiry(key: string): Promise<void> {
-  while ((await redis.exists(key)) === 1) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Polls until Redis has expired `key`, for at most 5 s. */
+function waitForExpiry(key: string): Promise<void> {
+  return waitUntil(async () => (await redis.exists(key)) === 0, `${key} to expire`, { intervalMs: 25 });
 }
 
 describe("lease", () => {

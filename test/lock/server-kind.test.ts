@@ -5,12 +5,15 @@ import { Redis } from "@upstash/redis";
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Debounce, Lock, Semaphore } from "../../src/index";
-import { takeIfFreeOrOwned } from "../../src/scripts/acquire";
-import { allScripts } from "../../src/scripts/all";
-import { deleteIfOwned } from "../../src/scripts/release";
+import { companionKey } from "../../src/keys";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { waitUntil } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
 import { uniqueId } from "../support/redis";
+import { allScripts, sha1 } from "./support/scripts";
+
+const scripts = Object.values(allScripts);
+const { takeLock, releaseLock } = allScripts;
 
 /**
  * Runs every script a lock sends: acquire without fencing, then with the lock's fencing, extend,
@@ -29,7 +32,7 @@ async function cycle(lock: Lock): Promise<void> {
 
 /**
  * Runs every permit script: a fair semaphore's acquire (with each kind of fencing), extend,
- * status, renewals and release, and a fair waiter that gives up its place.
+ * status, renewals and release, and a fair waiter that gives up its place in line.
  */
 async function permitCycle(redis: Redis): Promise<void> {
   const id = uniqueId("flagged-permits");
@@ -43,22 +46,23 @@ async function permitCycle(redis: Redis): Promise<void> {
       lease: 200,
       autoExtend: { interval: 20 },
     });
-    expect(await semaphore.acquire()).toBe(true);
-    expect(await semaphore.extend(100)).toBe(true);
-    expect(await semaphore.getStatus()).toBe("ACQUIRED");
+    const lease = await semaphore.acquireOrThrow();
+    expect(await lease.extend(100)).toBe(true);
+    expect(await lease.getStatus()).toBe("ACQUIRED");
     if (fencing === false) {
       // Someone waits in line meanwhile, and gives up its place.
+      const queue = companionKey(id, ":queue");
       const controller = new AbortController();
-      const waiter = new Semaphore({ id, redis, limit: 1, fair: true, retry: { delay: 20 } });
-      const waiting = waiter.acquire({ signal: controller.signal, timeout: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const waiting = semaphore.acquire({ signal: controller.signal, timeout: 5_000, retry: { delay: 20 } });
+      await waitUntil(async () => (await redis.zcard(queue)) === 1, "the waiter's place in line");
       controller.abort();
       await waiting.catch(() => {});
-      await waiter.pending;
+      await semaphore.pending;
+      expect(await redis.zcard(queue)).toBe(0);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(semaphore.signal.aborted).toBe(false);
-    expect(await semaphore.release()).toBe(true);
+    expect(lease.signal.aborted).toBe(false);
+    expect(await lease.release()).toBe(true);
   }
 }
 
@@ -77,11 +81,11 @@ describe("through @upstash/redis, against the proxy's emulation of Upstash", () 
     expect(await debounce.call()).toBe(true);
     // Every script ran in its key-locked form, none in its plain one (the proxy answers SCRIPT
     // EXISTS by the SHA-1 the client computed, shebang included).
-    expect(await redis.scriptExists(...allScripts.map((script) => script.keyLocked.sha1))).toEqual(
-      allScripts.map(() => 1),
+    expect(await redis.scriptExists(...scripts.map((script) => sha1(script.keyLocked.source)))).toEqual(
+      scripts.map(() => 1),
     );
-    expect(await redis.scriptExists(...allScripts.map((script) => script.sha1))).toEqual(
-      allScripts.map(() => 0),
+    expect(await redis.scriptExists(...scripts.map((script) => sha1(script.source)))).toEqual(
+      scripts.map(() => 0),
     );
   });
 
@@ -89,9 +93,9 @@ describe("through @upstash/redis, against the proxy's emulation of Upstash", () 
     const redis = client();
     await redis.scriptFlush();
     await cycle(new Lock({ id: uniqueId("plain"), redis, server: "redis" }));
-    const sent = [takeIfFreeOrOwned, deleteIfOwned];
-    expect(await redis.scriptExists(...sent.map((script) => script.sha1))).toEqual([1, 1]);
-    expect(await redis.scriptExists(...sent.map((script) => script.keyLocked.sha1))).toEqual([0, 0]);
+    const sent = [takeLock, releaseLock];
+    expect(await redis.scriptExists(...sent.map((script) => sha1(script.source)))).toEqual([1, 1]);
+    expect(await redis.scriptExists(...sent.map((script) => sha1(script.keyLocked.source)))).toEqual([0, 0]);
   });
 
   it("the emulation would refuse a script that touched a key outside KEYS", async () => {
@@ -147,8 +151,8 @@ describe("through ioredis", () => {
     await cycle(new Lock({ id: uniqueId("io-plain"), redis }));
     const [plain, keyLocked] = (await redis.script(
       "EXISTS",
-      takeIfFreeOrOwned.sha1,
-      takeIfFreeOrOwned.keyLocked.sha1,
+      sha1(takeLock.source),
+      sha1(takeLock.keyLocked.source),
     )) as number[];
     expect([plain, keyLocked]).toEqual([1, 0]);
   });

@@ -4,7 +4,7 @@
 // a fraction of the lease at most.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Lock } from "../../src/index";
+import { Lock, type QuorumSpec, quorum } from "../../src/index";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { uniqueId } from "../support/redis";
 
@@ -27,7 +27,8 @@ afterEach(() => {
   for (const server of servers) server.thaw();
 });
 
-function connect(size: number, options: ClientOptions): IoRedis[] {
+/** A quorum of the first `size` servers, through fresh ioredis clients. */
+function connect(size: number, options: ClientOptions): QuorumSpec {
   const connected = servers.slice(0, size).map((server) => {
     const client = new IoRedis(server.port, "127.0.0.1", options);
     // Timeouts and reconnects are expected here; an error listener keeps them from being thrown.
@@ -35,7 +36,7 @@ function connect(size: number, options: ClientOptions): IoRedis[] {
     return client;
   });
   clients.push(...connected);
-  return connected;
+  return quorum(connected);
 }
 
 /** How long `work` took, in milliseconds, and what it returned. */

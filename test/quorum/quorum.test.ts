@@ -1,7 +1,16 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InstanceTimeoutError, Lock, LockAcquisitionError, LockRedisError } from "../../src/index";
+import {
+  FairLock,
+  InstanceTimeoutError,
+  Lock,
+  LockAcquisitionError,
+  LockRedisError,
+  quorum,
+  Semaphore,
+} from "../../src/index";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
+import { waitUntil } from "../faults/support/time";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 
@@ -26,6 +35,8 @@ afterAll(async () => {
 });
 
 const three = () => clients.slice(0, 3);
+/** The `redis` option for a quorum of the first three instances. */
+const quorumOfThree = () => quorum(three());
 const server = (index: number) => {
   const redis = stacks[index]?.redis;
   if (!redis) throw new Error(`stack ${index} has no redis-server of its own`);
@@ -41,20 +52,26 @@ describe("quorum lock over independent instances", () => {
   it.each([3, 5])("acquire, extend, status and release on %i instances", async (size) => {
     const instances = clients.slice(0, size);
     const id = uniqueId(`quorum-${size}`);
-    const lock = new Lock({ id, redis: instances });
+    const lock = new Lock({ id, redis: quorum(instances) });
     expect(await lock.acquire()).toBe(true);
+    // The round settles once a majority granted; the other grants land after it, and stay.
+    expect(await holders(instances, id)).toBeGreaterThan(size / 2);
+    await lock.pending;
     expect(await holders(instances, id)).toBe(size);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(5_000)).toBe(true);
     expect(lock.remainingMs).toBeGreaterThan(10_000);
-    expect(await new Lock({ id, redis: instances, retry: { attempts: 1 } }).acquire()).toBe(false);
+    expect(await new Lock({ id, redis: quorum(instances), retry: { attempts: 1 } }).acquire()).toBe(false);
     expect(await lock.release()).toBe(true);
     expect(await holders(instances, id)).toBe(0);
   });
 
   it("two clients on the same id never both hold it", async () => {
     const id = uniqueId("quorum-race");
-    const locks = Array.from({ length: 10 }, () => new Lock({ id, redis: three(), retry: { attempts: 1 } }));
+    const locks = Array.from(
+      { length: 10 },
+      () => new Lock({ id, redis: quorumOfThree(), retry: { attempts: 1 } }),
+    );
     const won = await Promise.all(locks.map((lock) => lock.acquire()));
     expect(won.filter(Boolean).length).toBeLessThanOrEqual(1);
     const statuses = await Promise.all(locks.map((lock) => lock.getStatus()));
@@ -68,7 +85,7 @@ describe("quorum lock over independent instances", () => {
     const id = uniqueId("quorum-cleanup");
     await clients[0]?.set(id, "other-owner", { px: 10_000 });
     await clients[1]?.set(id, "other-owner", { px: 10_000 });
-    const lock = new Lock({ id, redis: three(), retry: { attempts: 1 } });
+    const lock = new Lock({ id, redis: quorumOfThree(), retry: { attempts: 1 } });
     expect(await lock.acquire()).toBe(false);
     // The round is decided by the two refusals; the third instance's grant, if it came later, is
     // released in the background.
@@ -83,7 +100,7 @@ describe("quorum lock over independent instances", () => {
     try {
       // Each instance is waited for a third of the lease: 33 ms. Two silent instances of three
       // decide the round; the third is not waited for.
-      const lock = new Lock({ id, redis: three(), lease: 100, retry: { attempts: 1 } });
+      const lock = new Lock({ id, redis: quorumOfThree(), lease: 100, retry: { attempts: 1 } });
       const error = await lock.acquire().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(LockRedisError);
       const instances = (error as LockRedisError).instances ?? [];
@@ -94,10 +111,7 @@ describe("quorum lock over independent instances", () => {
       for (const wire of wires.slice(0, 3)) wire.faults.reset();
     }
     // The late grants are released as they arrive (or expire with their 100 ms lease).
-    for (let poll = 0; poll < 50 && (await holders(three(), id)) > 0; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(await holders(three(), id)).toBe(0);
+    await waitUntil(async () => (await holders(three(), id)) === 0, "no instance holding the lock");
   });
 
   it("after a round that succeeded, a late grant stays, and release clears it with the rest", async () => {
@@ -108,7 +122,7 @@ describe("quorum lock over independent instances", () => {
     try {
       // Two fast grants decide the round; the third arrives about 150 ms later, well inside the
       // 3.3 s each instance is waited for, but after acquire() has returned.
-      const lock = new Lock({ id, redis: three(), lease: 10_000 });
+      const lock = new Lock({ id, redis: quorumOfThree(), lease: 10_000 });
       expect(await lock.acquire()).toBe(true);
       expect(await holders(three(), id)).toBeGreaterThanOrEqual(2);
       await new Promise((resolve) => setTimeout(resolve, 400));
@@ -121,23 +135,36 @@ describe("quorum lock over independent instances", () => {
     } finally {
       slow.faults.reset();
     }
-    for (let poll = 0; poll < 50 && (await holders(three(), id)) > 0; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(await holders(three(), id)).toBe(0);
+    await waitUntil(async () => (await holders(three(), id)) === 0, "no instance holding the lock");
   });
 
   it("refuses fencing, whose tokens need one counter", async () => {
-    expect(() => new Lock({ id: "x", redis: three(), fencing: true })).toThrow(/fencing.*quorum/);
-    await expect(new Lock({ id: "x", redis: three() }).acquire({ fencing: true })).rejects.toThrow(TypeError);
+    expect(() => new Lock({ id: "x", redis: quorumOfThree(), fencing: true })).toThrow(/fencing.*quorum/);
+    await expect(new Lock({ id: "x", redis: quorumOfThree() }).acquire({ fencing: true })).rejects.toThrow(
+      TypeError,
+    );
   });
 
-  it("rejects an even number of instances", () => {
-    expect(() => new Lock({ id: "x", redis: clients.slice(0, 2) })).toThrow(RangeError);
-    expect(() => new Lock({ id: "x", redis: [] })).toThrow(RangeError);
-    expect(
-      () => new Lock({ id: "x", redis: [clients[0] as Redis, {} as never, clients[1] as Redis] }),
-    ).toThrow(/`redis\[1\]`/);
+  it("refuses a fair lock or a fair semaphore, whose line would be one per instance", () => {
+    expect(() => new FairLock({ id: "x", redis: quorumOfThree() })).toThrow(TypeError);
+    expect(() => new Semaphore({ id: "x", redis: quorumOfThree(), limit: 2, fair: true })).toThrow(
+      /fair.*quorum/,
+    );
+    expect(new Semaphore({ id: "x", redis: quorumOfThree(), limit: 2 }).limit).toBe(2);
+  });
+
+  it("quorum() rejects an even number of instances and anything but clients", () => {
+    expect(() => quorum(clients.slice(0, 2))).toThrow(RangeError);
+    expect(() => quorum([])).toThrow(RangeError);
+    expect(() => quorum([clients[0] as Redis, {} as never, clients[1] as Redis])).toThrow(TypeError);
+    expect(() => quorum([clients[0] as Redis, {} as never, clients[1] as Redis])).toThrow(
+      /`quorum\(\)\[1\]`/,
+    );
+  });
+
+  it("refuses an array as `redis`, naming quorum(), before any request", () => {
+    expect(() => new Lock({ id: "x", redis: three() as never })).toThrow(TypeError);
+    expect(() => new Lock({ id: "x", redis: three() as never })).toThrow(/quorum\(\[\.\.\.clients\]\)/);
   });
 });
 
@@ -150,7 +177,7 @@ describe.each([3, 5])("quorum of %i when instances stop", (size) => {
 
   it("with a minority down, acquire, extend, auto-extend and release keep working", async () => {
     const id = uniqueId(`quorum-minority-${size}`);
-    const lock = new Lock({ id, redis: instances(), lease: 600, autoExtend: { interval: 150 } });
+    const lock = new Lock({ id, redis: quorum(instances()), lease: 600, autoExtend: { interval: 150 } });
     expect(await lock.acquire()).toBe(true);
     await stop(minority);
     try {
@@ -159,7 +186,7 @@ describe.each([3, 5])("quorum of %i when instances stop", (size) => {
       expect(await lock.extend(1_000)).toBe(true);
       expect(await lock.getStatus()).toBe("ACQUIRED");
       expect(await lock.release()).toBe(true);
-      const other = new Lock({ id, redis: instances() });
+      const other = new Lock({ id, redis: quorum(instances()) });
       expect(await other.acquire()).toBe(true);
       expect(await other.release()).toBe(true);
     } finally {
@@ -171,30 +198,48 @@ describe.each([3, 5])("quorum of %i when instances stop", (size) => {
     const id = uniqueId(`quorum-majority-${size}`);
     await stop(majority);
     try {
-      const lock = new Lock({ id, redis: instances(), retry: { delay: 50 } });
+      const lock = new Lock({ id, redis: quorum(instances()), retry: { delay: 50 } });
       const started = performance.now();
       const error = await lock.acquireOrThrow({ timeout: 1_000 }).catch((caught: unknown) => caught);
       expect(performance.now() - started).toBeLessThan(10_000);
       expect(error).toBeInstanceOf(LockAcquisitionError);
-      const failure = error as LockAcquisitionError;
+      expect((error as LockAcquisitionError).reason).toBe("redis-error");
+      expect((error as LockAcquisitionError).cause).toBeInstanceOf(LockRedisError);
+      expect((error as LockAcquisitionError).instances?.map((entry) => entry.instance).sort()).toEqual(
+        majority,
+      );
+      // The same when the acquire ends by its tries.
+      const tried = await lock
+        .acquireOrThrow({ retry: { attempts: 3, delay: 50 } })
+        .catch((caught: unknown) => caught);
+      expect(tried).toBeInstanceOf(LockAcquisitionError);
+      const failure = tried as LockAcquisitionError;
       expect(failure.reason).toBe("redis-error");
       expect(failure.instances?.map((entry) => entry.instance).sort()).toEqual(majority);
       expect(failure.cause).toBeInstanceOf(LockRedisError);
-      expect((failure.cause as Error).message).toContain(`${majority.length} of ${size} instances failed`);
+      // The message names each failure once, in order, without repeating what the quorum said.
+      const message = (failure.cause as Error).message;
+      expect(message).toContain(
+        `${majority.length} of ${size} instances failed: #${majority[0]}: Redis could not be reached`,
+      );
+      expect(message.split("could not be reached")).toHaveLength(majority.length + 1);
+      expect((failure.cause as LockRedisError).instances?.map((entry) => entry.instance).sort()).toEqual(
+        majority,
+      );
       await lock.pending;
       expect(await holders(instances().slice(majority.length), id)).toBe(0);
       await expect(lock.acquire()).rejects.toBeInstanceOf(LockRedisError);
     } finally {
       await restart(majority);
     }
-    const lock = new Lock({ id, redis: instances() });
+    const lock = new Lock({ id, redis: quorum(instances()) });
     expect(await lock.acquire()).toBe(true);
     expect(await lock.release()).toBe(true);
   });
 
   it("a held lock whose majority goes away is reported lost, not kept", async () => {
     const id = uniqueId(`quorum-lost-${size}`);
-    const lock = new Lock({ id, redis: instances(), lease: 500, autoExtend: { interval: 100 } });
+    const lock = new Lock({ id, redis: quorum(instances()), lease: 500, autoExtend: { interval: 100 } });
     await lock.acquireOrThrow();
     const signal = lock.signal;
     await stop(majority);

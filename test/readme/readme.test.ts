@@ -1,10 +1,13 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { companionKey } from "../../src/keys";
+import { abortTime, pause, waitUntil, within } from "../faults/support/time";
 import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { newRedis } from "../support/redis";
-import { allTypeScriptBlocks, exampleRegion, readmeBlocks } from "./readme-blocks";
+import { allTypeScriptBlocks, documentationPages, exampleBlocks, exampleRegion } from "./readme-blocks";
 
-// The README's examples are regions of files in examples/, which this file runs against the
-// suite's server through Redis.fromEnv(), exactly as a reader would.
+// The examples of README.md and docs/ are regions of files in examples/, which this file runs
+// against the suite's server through Redis.fromEnv(), exactly as a reader would.
 const redis = newRedis();
 const savedEnv = { url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN };
 
@@ -23,23 +26,47 @@ afterAll(() => {
   }
 });
 
-describe("README code blocks", () => {
-  it("every TypeScript block is a tagged region of an example file", () => {
-    const tagged = readmeBlocks();
-    expect(tagged.length).toBeGreaterThanOrEqual(5);
-    // Untagged blocks would be code no test runs; the API reference uses `text` blocks instead.
-    expect(allTypeScriptBlocks()).toHaveLength(tagged.length);
+describe("README and docs/ code blocks", () => {
+  it("the README shows examples", () => {
+    expect(exampleBlocks("README.md").length).toBeGreaterThanOrEqual(5);
   });
 
-  it.each(readmeBlocks().map((block) => [`${block.file}#${block.region}`, block] as const))(
-    "%s matches its example file",
-    (_label, block) => {
-      expect(block.code).toBe(exampleRegion(block.file, block.region));
+  // Untagged blocks would be code no test runs; the API reference uses `text` blocks instead.
+  it.each(documentationPages())(
+    "every TypeScript block of %s is a tagged region of an example file",
+    (page) => {
+      expect(allTypeScriptBlocks(page)).toHaveLength(exampleBlocks(page).length);
     },
   );
+
+  it.each(
+    documentationPages()
+      .flatMap((page) => exampleBlocks(page))
+      .map((block) => [`${block.page}: ${block.file}#${block.region}`, block] as const),
+  )("%s matches its example file", (_label, block) => {
+    expect(block.code).toBe(exampleRegion(block.file, block.region));
+  });
+
+  it("every example file is run by a test, directly or through another example", () => {
+    const examples = new URL("../../examples/", import.meta.url);
+    const names = readdirSync(examples).filter((name) => name.endsWith(".ts"));
+    const tests = new URL("../", import.meta.url);
+    const importers = [
+      ...readdirSync(tests, { recursive: true, encoding: "utf8" })
+        .filter((name) => name.endsWith(".ts") && !name.includes("node_modules"))
+        .map((name) => readFileSync(new URL(name, tests), "utf8")),
+      ...names.map((name) => readFileSync(new URL(name, examples), "utf8")),
+    ];
+    const unrun = names.filter((name) => {
+      const stem = name.replace(/\.ts$/, "");
+      const ways = [`examples/${stem}"`, `examples/${stem}.ts"`, `"./${stem}"`];
+      return !importers.some((text) => ways.some((way) => text.includes(way)));
+    });
+    expect(unrun).toEqual([]);
+  });
 });
 
-describe("README examples run", () => {
+describe("README and docs/ examples run", () => {
   it("quick start: acquires, runs the critical section under the lock, releases", async () => {
     const example = await import("../../examples/quick-start");
     const seen: number[] = [];
@@ -83,7 +110,7 @@ describe("README examples run", () => {
       messages.push(message);
     };
     const uuid = await example.startJob();
-    expect(uuid).toBeDefined();
+    expect(uuid).toEqual(expect.any(String));
     expect(messages).toEqual([{ uuid }]);
     expect(await example.startJob()).toBeUndefined();
     expect(await example.finishJob(uuid as string)).toBe(true);
@@ -125,7 +152,7 @@ describe("README examples run", () => {
       rendered.push(page);
       // Someone deletes the key mid-work; the next renewal finds out.
       await redis.del("report:rebuild");
-      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      await within(abortTime(signal), 5_000, "the loss to be noticed");
     };
     expect(await example.rebuildReport()).toBe("lost");
     expect(rendered).toEqual(["a"]);
@@ -175,23 +202,90 @@ describe("README examples run", () => {
     expect(most).toBe(5);
   });
 
-  it("fair lock: workers drain the queue one at a time, each in turn", async () => {
+  it("fair lock: workers drain the queue one at a time, in the order they asked", async () => {
     const example = await import("../../examples/fair-lock");
+    const line = companionKey("queue:drain", ":queue");
     let running = 0;
     let overlapped = false;
     const order: string[] = [];
+    let letFirstFinish = () => {};
+    const firstMayFinish = new Promise<void>((resolve) => {
+      letFirstFinish = resolve;
+    });
     example.work.processNextBatch = async (worker) => {
       running += 1;
       overlapped ||= running > 1;
       order.push(worker);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The first holder keeps the lock until everyone else stands in line.
+      if (worker === "a") await firstMayFinish;
+      else await pause(20);
       running -= 1;
       return 1;
     };
-    const workers = ["a", "b", "c", "d"];
-    const batches = await Promise.all(workers.map((worker) => example.drainBatch(worker)));
-    expect(batches).toEqual([1, 1, 1, 1]);
+    const batches = [example.drainBatch("a")];
+    await waitUntil(() => order.length === 1, "the first worker to hold the lock");
+    for (const [ahead, worker] of ["b", "c", "d"].entries()) {
+      batches.push(example.drainBatch(worker));
+      await waitUntil(async () => (await redis.zcard(line)) === ahead + 1, `${worker} to stand in line`);
+    }
+    letFirstFinish();
+    expect(await within(Promise.all(batches), 10_000, "the workers' batches")).toEqual([1, 1, 1, 1]);
     expect(overlapped).toBe(false);
-    expect([...order].sort()).toEqual(workers);
+    // In arrival order, which a plain Lock does not promise: whoever retries first after a release wins.
+    expect(order).toEqual(["a", "b", "c", "d"]);
+  });
+  it("semaphore with await using: one permit for the block, given back after a return and after a throw", async () => {
+    const example = await import("../../examples/semaphore");
+    const permitKeys = Array.from({ length: 5 }, (_, index) =>
+      companionKey("paid-api", `:permit:${index + 1}`),
+    );
+    const held = async () =>
+      (await Promise.all(permitKeys.map((key) => redis.exists(key)))).reduce((a, b) => a + b, 0);
+    const seen: number[] = [];
+    example.work.callPaidApi = async (text, signal) => {
+      expect(signal.aborted).toBe(false);
+      seen.push(await held());
+      return `summary of ${text}`;
+    };
+    expect(await example.summarizeBoth("a", "b")).toEqual(["summary of a", "summary of b"]);
+    expect(seen).toEqual([1, 1]);
+    expect(await held()).toBe(0);
+
+    const failure = new Error("the paid API failed");
+    example.work.callPaidApi = async () => {
+      throw failure;
+    };
+    await expect(example.summarizeBoth("a", "b")).rejects.toBe(failure);
+    expect(await held()).toBe(0);
+  });
+
+  it("semaphore permit(uuid): a permit taken elsewhere is released through its uuid, once", async () => {
+    const { Semaphore } = await import("@upstash/lock");
+    const { givePermitBack } = await import("../../examples/semaphore");
+    const uuid = crypto.randomUUID();
+    const elsewhere = new Semaphore({ id: "paid-api", redis, limit: 5 });
+    expect(await elsewhere.acquire({ uuid })).toBeDefined();
+    expect(await givePermitBack(uuid)).toBe(true);
+    expect(await givePermitBack(uuid)).toBe(false);
+  });
+
+  it("wake-ups: a long wait takes the lock within a round trip of the release, not at its next poll", async () => {
+    const { Lock } = await import("@upstash/lock");
+    const example = await import("../../examples/wake-ups");
+    let startedAt = 0;
+    example.work.exportEverything = async (signal) => {
+      expect(signal.aborted).toBe(false);
+      startedAt = performance.now();
+    };
+    const holder = new Lock({ id: "nightly-export", redis });
+    await holder.acquireOrThrow();
+    const waiting = example.runNightlyExport();
+    // Between two of the waiter's 1 s polls: polling alone would take the lock 700 ms after the release.
+    await pause(1_300);
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
+    expect(await within(waiting, 5_000, "the waiter")).toBe("done");
+    expect(startedAt - releasedAt).toBeLessThan(350);
+    expect(await redis.exists("nightly-export")).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { within } from "../faults/support/time";
 import type { ScenarioResult } from "./fixtures/scenario";
 import { type Consumer, compileScenario, fixture, installBuiltPackage } from "./support/built-package";
 import { expectScenarioPassed } from "./support/expect-scenario";
@@ -100,8 +101,10 @@ async function runPage(name: string): Promise<ScenarioResult> {
     });
     await page.goto(`${pageOrigin}/${name}?${query}`);
     await page.waitForFunction(() => "scenario" in window, undefined, { timeout: 10_000 });
-    const result = await page.evaluate(
-      () => (window as unknown as { scenario: Promise<ScenarioResult> }).scenario,
+    const result = await within(
+      page.evaluate(() => (window as unknown as { scenario: Promise<ScenarioResult> }).scenario),
+      20_000,
+      `the scenario in ${name}`,
     );
     expect(problems).toEqual([]);
     return result;

@@ -19,8 +19,20 @@ const tsc = join(dirname(manifest), "bin/tsc");
 const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
 const run = promisify(execFile);
 
-/** Uses every kind of export: classes, errors, type-only names, options, fencing and `await using`. */
-const CONSUMER = `import { Debounce, isLockError, Lock, LockAcquisitionError, type LockCreateConfig, type LockStatus } from "@upstash/lock";
+/** Uses every kind of export: classes, errors, type-only names, options, fencing, leases and `await using`. */
+const CONSUMER = `import {
+  Debounce,
+  enableWakeUps,
+  FairLock,
+  isLockError,
+  type Lease,
+  Lock,
+  LockAcquisitionError,
+  type LockCreateConfig,
+  type LockStatus,
+  quorum,
+  Semaphore,
+} from "@upstash/lock";
 
 const redis = { eval: async (_script: string, _keys: string[], _args: (string | number)[]): Promise<unknown> => 1 };
 const options: LockCreateConfig = { id: "x", redis, lease: 1000, retry: { attempts: 1, delay: 5 }, autoExtend: true };
@@ -40,6 +52,20 @@ export async function status(): Promise<LockStatus | "busy"> {
 // No AbortSignal members: without the DOM lib or @types/node, a consumer has no AbortSignal type of its own.
 export const signalOf = (lock: Lock) => lock.signal;
 export const debounce = new Debounce({ id: "d", redis, wait: 10, callback: (n: number) => n * 2 });
+
+// The API of the rewrite: fair locks, quorums, opt-in wake-ups, and a Lease per permit.
+export const inLine = new FairLock(options);
+export const twoOfThree = new Lock({ id: "q", redis: quorum([redis, redis, redis]) });
+export const wakeUps = () => enableWakeUps(redis);
+const semaphore = new Semaphore({ id: "s", redis, limit: 2, fair: true });
+export async function permitFor(): Promise<number | undefined> {
+  const lease: Lease | undefined = await semaphore.acquire({ timeout: 100 });
+  if (lease === undefined) return undefined;
+  await using held = lease;
+  return held.fencingToken ?? held.remainingMs;
+}
+export const exclusive = () => semaphore.runExclusive(async (_signal, lease: Lease) => lease.getStatus());
+export const releaseElsewhere = (uuid: string): Promise<boolean> => semaphore.permit(uuid).release();
 `;
 
 let consumer: Consumer;

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { within } from "../faults/support/time";
 import type { ScenarioResult } from "./fixtures/scenario";
 import {
   type Consumer,
@@ -71,10 +72,12 @@ describe("Cloudflare workerd (miniflare), the built package bundled into a Worke
           UPSTASH_DISABLE_TELEMETRY: "1",
         },
       });
-      const response = await miniflare.dispatchFetch(
-        `http://worker.test/?prefix=${encodeURIComponent(uniquePrefix("workerd"))}`,
+      const response = await within(
+        miniflare.dispatchFetch(`http://worker.test/?prefix=${encodeURIComponent(uniquePrefix("workerd"))}`),
+        20_000,
+        "the Worker's answer",
       );
-      const text = await response.text();
+      const text = await within(response.text(), 5_000, "the Worker's body");
       expect(response.status, text).toBe(200);
       expectScenarioPassed(JSON.parse(text) as ScenarioResult, /^workerd$/, "native");
     },

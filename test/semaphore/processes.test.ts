@@ -1,4 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
+import { Semaphore } from "../../src/index";
+import { pause } from "../faults/support/time";
 import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { newRedis, uniqueId } from "../support/redis";
 
@@ -62,4 +64,24 @@ describe("a semaphore across real processes", () => {
     },
     180_000,
   );
+});
+
+describe("a process that only waits for a permit", () => {
+  // Found here: the wait between two tries ran on an unref'd timer, so a process with nothing else
+  // to do exited mid-wait (Node: code 13, an unsettled top-level await).
+  it("stays alive through its wait and gets the permit once it is released", async () => {
+    const id = uniqueId("permit-wait-alone");
+    const holder = await new Semaphore({ id, redis, limit: 1 }).acquireOrThrow();
+    const waiter = runTypeScript(new URL("./fixtures/wait-worker.ts", import.meta.url), {
+      ...connection,
+      SEMAPHORE_ID: id,
+    });
+    const released = pause(1_000).then(() => holder.release());
+    try {
+      const { stdout } = await waiter;
+      expect(stdout.trim()).toBe("acquired");
+    } finally {
+      await released;
+    }
+  }, 30_000);
 });

@@ -7,6 +7,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { RequestCounter, type RequestCounts } from "./request-counter";
 
 /**
  * A fault-injecting HTTP pass-through for tests: put it between a client and the proxy, then make replies
@@ -22,14 +23,11 @@ export interface PassThroughOptions {
   readonly target: string;
 }
 
-/** What reached the pass-through. Every request is counted, including refused and failed ones. */
-export interface PassThroughStats {
-  requests: number;
-  /** Request body bytes received. */
-  requestBytes: number;
-  /** Requests per path, e.g. `{ "/pipeline": 3 }`. */
-  byPath: Record<string, number>;
-}
+/**
+ * What reached the pass-through, counted by the shared {@link RequestCounter}: every request,
+ * refused and failed ones included, its body bytes and the commands Upstash bills for it.
+ */
+export type PassThroughStats = RequestCounts;
 
 /** Faults, settable at run time. Counts apply to the next requests to arrive. */
 export interface PassThroughFaults {
@@ -40,6 +38,11 @@ export interface PassThroughFaults {
   dropReplies(count: number): void;
   /** Wait `ms` before forwarding every request (0 turns it off). */
   latency(ms: number): void;
+  /**
+   * Hold each of the next `count` requests for `ms` before forwarding it, while later requests pass at
+   * once: a request that reaches Redis after one sent later (a slow path, a retry on another socket).
+   */
+  delayNext(count: number, ms: number): void;
   /** Destroy the sockets of the next `count` requests without forwarding them (default: every request). */
   refuse(count?: number): void;
   /** Answer the next `count` requests with 503 and a JSON error body, without forwarding them. */
@@ -82,8 +85,9 @@ const HOP_HEADERS = new Set([
 export async function startPassThrough(options: PassThroughOptions): Promise<PassThrough> {
   const target = new URL(options.target);
   const agent = new Agent({ keepAlive: true });
-  const stats: PassThroughStats = { requests: 0, requestBytes: 0, byPath: {} };
+  const counter = new RequestCounter();
   const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
+  const delays: number[] = [];
 
   const takeFault = (): Fault => {
     for (const fault of ["refuse", "status5xx", "drop"] as const) {
@@ -96,31 +100,33 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? "/", "http://pass-through.invalid").pathname;
-    stats.requests += 1;
-    stats.byPath[path] = (stats.byPath[path] ?? 0) + 1;
+    const path = req.url ?? "/";
+    counter.request(path);
     const fault = takeFault();
-    const body = await readAll(req, (bytes) => {
-      stats.requestBytes += bytes;
-    });
+    const delay = delays.shift() ?? 0;
+    const body = await readAll(req);
+    counter.body(path, body.length > 0 ? body.toString() : undefined);
     if (fault === "refuse") {
+      counter.answered(path, false);
       req.socket.destroy();
       return;
     }
     if (fault === "status5xx") {
+      counter.answered(path, false);
       sendJson(res, 503, { error: "pass-through: injected 503" });
       return;
     }
-    if (pending.latencyMs > 0) {
-      await new Promise((resolve) => setTimeout(resolve, pending.latencyMs));
-    }
+    const wait = pending.latencyMs + delay;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     let upstream: UpstreamResponse;
     try {
       upstream = await forward(req, body, target, agent);
     } catch (error) {
+      counter.answered(path, false);
       sendJson(res, 502, { error: `pass-through: upstream request failed: ${(error as Error).message}` });
       return;
     }
+    counter.answered(path, fault !== "drop" && upstream.status < 400);
     if (fault === "drop") {
       req.socket.destroy();
       return;
@@ -140,13 +146,16 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
 
   return {
     url: `http://127.0.0.1:${port}`,
-    stats,
+    stats: counter.counts,
     faults: {
       dropReplies: (count) => {
         pending.drop += count;
       },
       latency: (ms) => {
         pending.latencyMs = ms;
+      },
+      delayNext: (count, ms) => {
+        for (let index = 0; index < count; index++) delays.push(ms);
       },
       refuse: (count = Number.POSITIVE_INFINITY) => {
         pending.refuse += count;
@@ -156,6 +165,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       },
       reset: () => {
         Object.assign(pending, { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 });
+        delays.length = 0;
       },
     },
     close: async () => {
@@ -167,13 +177,10 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   };
 }
 
-function readAll(req: IncomingMessage, onBytes: (bytes: number) => void): Promise<Buffer> {
+function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => {
-      onBytes(chunk.length);
-      chunks.push(chunk);
-    });
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
@@ -220,7 +227,7 @@ function forwardOnce(
         agent,
       },
       (response) => {
-        readAll(response, () => undefined).then(
+        readAll(response).then(
           (responseBody) =>
             resolve({ status: response.statusCode ?? 502, headers: response.headers, body: responseBody }),
           reject,

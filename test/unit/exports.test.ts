@@ -15,14 +15,18 @@ describe("exports", () => {
     expect(Object.keys(library).sort()).toEqual(
       [
         "Debounce",
+        "FairLock",
         "InstanceTimeoutError",
+        "Lease",
         "Lock",
         "LockAcquisitionError",
         "LockError",
         "LockLostError",
         "LockRedisError",
         "Semaphore",
+        "enableWakeUps",
         "isLockError",
+        "quorum",
       ].sort(),
     );
   });

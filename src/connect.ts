@@ -1,0 +1,50 @@
+import { Background } from "./background";
+import type { LeaseOwner } from "./lease";
+import { isQuorum, type LockSettings, type QuorumSpec, resolveLockSettings } from "./options";
+import { type RedisClient, scriptRunnerFor } from "./redis/client";
+import { guessServerKind } from "./redis/server";
+import type { LockStore, StoreMaker, StoreTarget } from "./store";
+import type { LockCreateConfig } from "./types";
+import { feedFor } from "./wake/feeds";
+
+/** Where a lock's key lives on one client: its runner (key-locked on Upstash), server kind and announcements. */
+export function connectTarget(settings: LockSettings, client: RedisClient): StoreTarget {
+  const server = settings.server ?? guessServerKind(client);
+  return {
+    lockId: settings.id,
+    key: settings.key,
+    client,
+    run: scriptRunnerFor(client, server === "upstash"),
+    server,
+    // Looked up when a wait needs it: wake-ups may be enabled after the lock was made.
+    events: () => feedFor(client)?.lockEvents(settings.key),
+  };
+}
+
+/** The Redis side of a lock: `make` on its one client, or on each member of a quorum. */
+export function connect(
+  settings: LockSettings,
+  redis: RedisClient | QuorumSpec,
+  make: StoreMaker,
+  background: Background,
+): LockStore {
+  if (isQuorum(redis)) return redis.build(settings, make, background);
+  return make(connectTarget(settings, redis));
+}
+
+/** What a Lock or Semaphore is made of: what its leases share, its checked settings, the work it leaves running. */
+export interface Owner extends LeaseOwner {
+  readonly settings: LockSettings;
+  readonly running: Background;
+}
+
+/**
+ * Checks the options and connects a Lock or Semaphore; sends nothing.
+ * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
+ */
+export function openOwner(config: LockCreateConfig, fair: boolean, make: StoreMaker): Owner {
+  const settings = resolveLockSettings(config, fair);
+  const running = new Background(settings.waitUntil);
+  const store = connect(settings, config.redis, make, running);
+  return { lockId: settings.id, store, background: running.add, settings, running };
+}

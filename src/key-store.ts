@@ -1,0 +1,75 @@
+import { newCallId } from "./ids";
+import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "./keys";
+import {
+  extendLock,
+  releaseLock,
+  renewLock,
+  takeLock,
+  takeLockClockFence,
+  takeLockCountedFence,
+} from "./scripts/lock";
+import {
+  type LockStore,
+  observation,
+  runScript,
+  type StoreTarget,
+  type Take,
+  type TakeRequest,
+} from "./store";
+
+/** A lock whose key lives on one Redis (a single server, a replicated primary, or a cluster). */
+export function keyStore(target: StoreTarget): LockStore {
+  const { key } = target;
+  const [receipt, grant] = [companionKey(key, ":receipt"), companionKey(key, ":grant")];
+  const taking = [key, grant];
+  const fenced = [key, grant, companionKey(key, ":fence")];
+  const releasing = [key, receipt, grant];
+  return {
+    events: target.events,
+
+    async take({ token, nonce, lease, fencing }: TakeRequest): Promise<Take> {
+      // Without a clock floor (Upstash's default) the counter never expires, so no clock is read.
+      const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
+      const script = !fencing ? takeLock : clockFloor ? takeLockClockFence : takeLockCountedFence;
+      const args: [string, ...(string | number)[]] = [token, nonce, lease];
+      if (clockFloor) args.push(lease + FENCE_COUNTER_LIFETIME_MS);
+      const [taken, detail = -1] = await runScript(
+        target,
+        "acquire",
+        script,
+        fencing ? fenced : taking,
+        args,
+      );
+      if (taken === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1 };
+      return { kind: "held", pttl: detail };
+    },
+
+    async undo(token, nonce) {
+      await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
+    },
+
+    async release(token) {
+      // Each call gets its own id, so that its receipt answers only its own re-runs.
+      const [released] = await runScript(target, "release", releaseLock, releasing, [
+        token,
+        newCallId(),
+        "0",
+      ]);
+      return released === 1;
+    },
+
+    async extend(token, amount) {
+      return observation(
+        await runScript(target, "extend", extendLock, releasing, [token, newCallId(), amount]),
+      );
+    },
+
+    async renew(token, lease) {
+      return observation(await runScript(target, "renew", renewLock, [key], [token, lease]));
+    },
+
+    async status(token) {
+      return observation(await runScript(target, "status", renewLock, [key], [token, 0]));
+    },
+  };
+}

@@ -1,0 +1,352 @@
+import { backgroundTimer, clockDriftAllowance, monotonicNow } from "./clock";
+import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
+import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
+import { TIMED_OUT, within } from "./race";
+import type { LockStore, Observation } from "./store";
+import type { LockStatus } from "./types";
+import { check } from "./validate";
+
+ensureAsyncDisposeSymbol();
+
+/** What a lock or semaphore shares with each of its acquisitions and leases. */
+export interface LeaseOwner {
+  readonly lockId: string;
+  readonly store: LockStore;
+  /** Hands work that outlives a call to the lock's `pending` and the platform's `waitUntil`. */
+  readonly background: (work: Promise<unknown>) => void;
+}
+
+/** What a lease needs: its owner, its token and permit, and the plan it was acquired with. */
+export interface LeaseContext extends LeaseOwner {
+  readonly token: string;
+  /** The permit held (1 for a lock): later requests touch only it. */
+  readonly permit: number | undefined;
+  /** The lease renewals ask for, in milliseconds. */
+  readonly lease: number;
+  /** Milliseconds between renewals, when auto-extend is on. */
+  readonly renewInterval: number | undefined;
+  readonly onLost: ((error: LockLostError) => void) | undefined;
+  /** Called once when the lease ends (released, lost, or given up). */
+  readonly onEnd?: (() => void) | undefined;
+}
+
+/** The context of a lease on `token` (`permit`), acquired by `owner` with `plan`. */
+export function leaseContext(
+  owner: LeaseOwner,
+  plan: Pick<LeaseContext, "lease" | "renewInterval" | "onLost">,
+  token: string,
+  permit: number | undefined,
+  onEnd?: () => void,
+): LeaseContext {
+  const { lease, renewInterval, onLost } = plan;
+  return { ...owner, token, permit, lease, renewInterval, onLost, onEnd };
+}
+
+/**
+ * What Redis confirmed as a lease starts: the token holds for `pttl` ms as of the monotonic time
+ * `sentAt`. Without one (a token acquired elsewhere), the lease holds from its first confirmation.
+ */
+export interface Confirmation {
+  readonly sentAt: number;
+  /** Remaining lease in milliseconds (-1: the key has no expiry). */
+  readonly pttl: number;
+  readonly fencingToken: number | undefined;
+}
+
+/**
+ * One holding of a lock or of one permit of a semaphore: its token, the local deadline after which
+ * it can no longer be known held, the signal that reports its loss, its renewals, and its release.
+ * Every acquisition gets one of its own, so any number of callers can share one lock or semaphore
+ * object without one caller's acquire touching another's hold. Ends on release or on loss; after
+ * that nothing of it runs again.
+ */
+export class Lease implements AsyncDisposable {
+  readonly #c: LeaseContext;
+  readonly #fencingToken: number | undefined;
+  #deadline = 0;
+  /** Ended here: released (or releasing) or lost; nothing of it runs again, and `remainingMs` is 0. */
+  #ended = false;
+  /** Known gone from Redis: released, or taken by another owner. Later calls send nothing. */
+  #gone = false;
+  #lossReason: LockLossReason | undefined;
+  /** Created when first asked for: most leases are released without anyone reading a signal. */
+  #controller: AbortController | undefined;
+  /** Whether anyone can observe a loss (signal, onLost, auto-extend): only then is the deadline timed. */
+  #watched: boolean;
+  #cancelDeadline: (() => void) | undefined;
+  #cancelRenewal: (() => void) | undefined;
+  /** The lease started with less than asked for (a fair grant): its next renewal tops it up. */
+  #topUp = false;
+  /** Whether Redis has confirmed this token yet (a token acquired elsewhere waits for its first check). */
+  #confirmed = false;
+
+  /** @internal Made by the library when an acquisition confirms a token, or for a token acquired elsewhere. */
+  constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
+    this.#c = context;
+    this.#fencingToken = confirmed?.fencingToken;
+    this.#watched = context.onLost !== undefined || context.renewInterval !== undefined;
+    if (confirmed) this.#start(confirmed);
+  }
+
+  #start(confirmed: Confirmation): void {
+    const context = this.#c;
+    this.#confirmed = true;
+    // A key without expiry (-1) gives no deadline; count one lease from the start instead.
+    this.#confirm(confirmed.sentAt, confirmed.pttl >= 0 ? confirmed.pttl : context.lease);
+    // A short grant is topped up to the lease halfway through, auto-extend or not: the holder gets
+    // the lease it asked for.
+    this.#topUp = confirmed.pttl >= 0 && confirmed.pttl < context.lease;
+    if (this.#topUp) this.#scheduleRenewal(Math.max(1, Math.floor(confirmed.pttl / 2)));
+    else if (context.renewInterval !== undefined) this.#scheduleRenewal(context.renewInterval);
+  }
+
+  /** The lock's id. */
+  get id(): string {
+    return this.#c.lockId;
+  }
+
+  /**
+   * The fencing token of this acquisition (with `fencing`): larger than every token issued before
+   * for this id. Pass it to the resource you protect, which should refuse writes carrying a smaller
+   * token than one it has seen. Undefined without fencing.
+   */
+  get fencingToken(): number | undefined {
+    return this.#fencingToken;
+  }
+
+  /**
+   * Milliseconds until the local deadline: the lease confirmed by the last successful acquire,
+   * renewal, extend or status check, counted on a monotonic clock from when that request was sent,
+   * minus an allowance for clock drift (1 % + 2 ms). 0 once released or lost.
+   */
+  get remainingMs(): number {
+    this.#checkDeadline();
+    return this.active ? Math.max(0, Math.floor(this.#deadline - monotonicNow())) : 0;
+  }
+
+  /**
+   * Aborts when the lock is lost, with a {@link LockLostError} as its reason: Redis reported another
+   * token or no key ("taken"), or the local deadline passed without a renewal ("expired"). Reading
+   * `aborted` (or calling `throwIfAborted()`) checks the deadline, so it agrees with `remainingMs`
+   * even when a stall kept the timer from running. Never aborted by `release()`.
+   */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      deadlineAware(this.#controller.signal, () => this.#checkDeadline());
+      if (this.#lossReason) this.#controller.abort(this.#lossError(this.#lossReason));
+      if (!this.#watched) {
+        this.#watched = true;
+        this.#armDeadline();
+      }
+    }
+    return this.#controller.signal;
+  }
+
+  /**
+   * Deletes the key if, and only if, it still holds this lease's token; stops renewals. A release
+   * that gets no answer before the lease would have run out anyway finishes in the background.
+   * @returns true when this call deleted the lock; false when this token no longer held it
+   *   (released before, expired, or taken by another owner), or the lease ran out first.
+   * @throws {LockRedisError} when Redis could not be reached or refused.
+   */
+  async release(): Promise<boolean> {
+    if (this.#gone) return false;
+    this.#end();
+    const { store, token, lease, permit } = this.#c;
+    const request = store.release(token, lease, permit);
+    // Past the lease, Redis has expired the key: a later answer changes nothing.
+    const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
+    // Not known released if this throws: a later release() may try again; the lease bounds the key.
+    const released = await within(request, limit, (late) => this.#c.background(late.catch(() => {})));
+    this.#gone = true;
+    return released === TIMED_OUT ? false : released;
+  }
+
+  /**
+   * Adds `amt` milliseconds to the lease that remains, while this token holds the key.
+   * `extend(0)` changes nothing and tells whether the lock is held, as in 0.2.
+   * @returns true when the key holds this token (and was extended); false when it does not.
+   * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
+   * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
+   */
+  async extend(amt: number): Promise<boolean> {
+    check("amt", amt, "ms0", true);
+    const { store, token, lease, permit } = this.#c;
+    return !this.#gone && this.#observe("extend", store.extend(token, amt, lease, permit), monotonicNow());
+  }
+
+  /**
+   * Asks Redis whether this token holds the key right now.
+   * @returns "ACQUIRED" when it does, otherwise "FREE".
+   * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
+   */
+  async getStatus(): Promise<LockStatus> {
+    const { store, token, lease, permit } = this.#c;
+    const held =
+      !this.#gone && (await this.#observe("status", store.status(token, lease, permit), monotonicNow()));
+    return held ? "ACQUIRED" : "FREE";
+  }
+
+  /**
+   * Releases, for `await using`. Never throws: if Redis cannot be reached the key expires at the
+   * end of its lease. Call `release()` yourself to learn the outcome.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release().catch(() => false);
+  }
+
+  /** @internal Whether this lease holds, as far as this process knows: confirmed, neither released nor lost. */
+  get active(): boolean {
+    return this.#confirmed && !this.#ended;
+  }
+
+  /** @internal Whether this lease holds with `token`. */
+  holdsWith(token: string): boolean {
+    return this.active && this.#c.token === token;
+  }
+
+  /** @internal Ends this lease here without a request and without reporting a loss: a newer one took over. */
+  retire(): void {
+    this.#end();
+  }
+
+  /** @internal Whether the lease ended by a loss (its signal then carries the reason). */
+  get lost(): boolean {
+    return this.#lossReason !== undefined;
+  }
+
+  /** @internal Ends this lease as lost (a released one is never reported lost). */
+  lose(reason: LockLossReason): void {
+    if (reason === "taken") this.#gone = true;
+    if (this.#ended || !this.#confirmed) return;
+    this.#lossReason = reason;
+    this.#end();
+    const error = this.#lossError(reason);
+    this.#controller?.abort(error);
+    try {
+      const result: unknown = this.#c.onLost?.(error);
+      // An async handler's rejection must not become an unhandled rejection either.
+      if (result instanceof Promise) result.catch(() => {});
+    } catch {
+      // Documented: onLost runs from timers, so its errors are ignored rather than thrown.
+    }
+  }
+
+  async #observe(
+    operation: "extend" | "status",
+    request: Promise<Observation>,
+    sentAt: number,
+  ): Promise<boolean> {
+    const { lease, lockId, background } = this.#c;
+    const answer = await within(request, lease, (late) => background(late.catch(() => {})));
+    if (answer === TIMED_OUT)
+      throw new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, lease));
+    if (!answer.held) this.lose("taken");
+    else if (this.#confirmed || this.#ended) this.#confirm(sentAt, answer.pttl);
+    else this.#start({ sentAt, pttl: answer.pttl, fencingToken: undefined });
+    return answer.held;
+  }
+
+  #lossError(reason: LockLossReason): LockLostError {
+    return new LockLostError(this.#c.lockId, reason, this.#c.renewInterval !== undefined);
+  }
+
+  /**
+   * Records that Redis confirmed the key for `pttl` more milliseconds, as of a request sent at
+   * monotonic time `sentAt`: the deadline counts from the send, so it can only be early, never late.
+   */
+  #confirm(sentAt: number, pttl: number): void {
+    // -1: the key has no expiry (someone persisted it); keep the deadline known so far.
+    if (this.#ended || pttl < 0) return;
+    this.#deadline = sentAt + pttl - clockDriftAllowance(pttl);
+    if (this.#watched) this.#armDeadline();
+  }
+
+  #checkDeadline(): void {
+    if (this.#confirmed && !this.#ended && this.#watched && monotonicNow() >= this.#deadline)
+      this.lose("expired");
+  }
+
+  #armDeadline(): void {
+    if (this.#ended || !this.#confirmed) return;
+    this.#cancelDeadline?.();
+    this.#cancelDeadline = backgroundTimer(this.#deadline - monotonicNow(), () => this.lose("expired"));
+  }
+
+  #scheduleRenewal(delay: number): void {
+    if (this.#ended) return;
+    this.#cancelRenewal = backgroundTimer(delay, () => void this.#renewOnce());
+  }
+
+  async #renewOnce(): Promise<void> {
+    const { store, token, lease, permit, renewInterval } = this.#c;
+    if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
+    const sentAt = monotonicNow();
+    let answer: Observation;
+    try {
+      answer = await store.renew(token, lease, permit);
+    } catch {
+      // A transient failure: try again soon, until the deadline declares the lock lost (a lease
+      // nobody watches has no deadline timer: a top-up stops at the deadline itself).
+      if (this.remainingMs === 0) this.lose("expired");
+      else this.#scheduleRenewal(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
+      return;
+    }
+    if (this.#ended) return;
+    if (!answer.held) return this.lose("taken");
+    this.#confirm(sentAt, answer.pttl);
+    this.#topUp = false;
+    // Count the period from when this renewal was sent, not from its reply: otherwise every round
+    // trip would push the next renewal later, and a slow link would outrun the lease.
+    if (renewInterval !== undefined) this.#scheduleRenewal(sentAt + renewInterval - monotonicNow());
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#cancelDeadline?.();
+    this.#cancelRenewal?.();
+    this.#c.onEnd?.();
+  }
+}
+
+/** Runs `work` with the lease's signal and the lease, then releases it; a failed release is ignored (the key expires with its lease). */
+export async function runHolding<T>(
+  lease: Lease,
+  work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
+): Promise<T> {
+  try {
+    return await work(lease.signal, lease);
+  } finally {
+    await lease.release().catch(() => false);
+  }
+}
+
+/**
+ * Makes `signal` check `check` whenever its state is read, so that a deadline that passed while
+ * no timer could run (a synchronous stall) already shows. The signal stays a real AbortSignal, for
+ * `fetch` and every other consumer.
+ */
+function deadlineAware(signal: AbortSignal, check: () => void): void {
+  const proto = AbortSignal.prototype;
+  const after =
+    <T>(read: (this: AbortSignal) => T) =>
+    () => {
+      check();
+      return read.call(signal);
+    };
+  const getter = (name: "aborted" | "reason") => ({
+    get: after(Object.getOwnPropertyDescriptor(proto, name)?.get ?? (() => undefined)),
+    configurable: true,
+  });
+  try {
+    Object.defineProperties(signal, {
+      aborted: getter("aborted"),
+      reason: getter("reason"),
+      throwIfAborted: { value: after(proto.throwIfAborted), configurable: true },
+    });
+  } catch {
+    // A frozen signal: the timer alone reports the loss.
+  }
+}

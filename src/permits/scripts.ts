@@ -1,0 +1,269 @@
+import { ORDER } from "../scripts/order";
+import { defineScript } from "../scripts/script";
+
+// Scripts over a set of permit keys, for semaphores (one key per permit) and fair locks (the lock
+// key as the only permit). Each permit key holds its holder's token with a lease, so an expired
+// holder frees its permit without anyone cleaning up, by Redis's own clock. No script reads the
+// clock or builds a key: every key comes in KEYS.
+//
+// Fair waiters queue in two sorted sets: `queue` orders them by arrival (score: the place in line,
+// from a counter that never repeats a place while the line lives), `deadlines` says until when each
+// entry stays (score: ms on the waiters' own clocks, passed in ARGV). A waiter renews its deadline
+// with every try; one that left or died stops, and its entry is swept once its deadline passed. With
+// k permits free, the first k waiters of the queue may take one; anyone else waits in line. A
+// waiter's name in line is `<id>:<grant ms>:<token>`, unique per acquisition.
+//
+// The receipts hash names, per permit (field "1", "2", ...), the last request that wrote it: the
+// try that took it, the release that handed it to a waiter (the waiter's name), or an extend; field
+// "r" holds the last release's call id, so a re-run of it answers the same. An undo (a try
+// abandoned by its caller) or a leave (a waiter that gave up) frees a permit only while its receipt
+// still names that try or that waiter; a late try never replaces a newer request's name. Every key
+// gets a lifetime its last writer renews.
+//
+// KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5]
+// receipts, KEYS[6...] the permit keys; all in one hash slot.
+
+const COMMON = `${ORDER}local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
+local function keep(key, ms)
+  if redis.call("PTTL", key) < ms then
+    redis.call("PEXPIRE", key, ms)
+  end
+end
+local function holding(token, known)
+  if known > 0 and KEYS[5 + known] and redis.call("GET", KEYS[5 + known]) == token then
+    return 5 + known
+  end
+  for i = 6, #KEYS do
+    if redis.call("GET", KEYS[i]) == token then
+      return i
+    end
+  end
+  return nil
+end
+local function dequeue(...)
+  redis.call("ZREM", queue, ...)
+  redis.call("ZREM", deadlines, ...)
+end
+local function sweep(now)
+  local expired = redis.call("ZRANGEBYSCORE", deadlines, "-inf", "(" .. now)
+  for i = 1, #expired, 500 do
+    dequeue(unpack(expired, i, math.min(i + 499, #expired)))
+  end
+end
+`;
+
+/**
+ * Takes a permit for a token: one it already holds (a re-run, or a grant a release made to it),
+ * else the first free one, if it is this waiter's turn (fair) or anyone's (not fair). Otherwise a
+ * fair waiter keeps (or takes) its place in line, unless this is its last try.
+ *
+ * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
+ * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
+ * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to
+ *          try (a quorum takes the same one everywhere), or 0
+ * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms
+ * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without:
+ *          pttl the shortest remaining lease of a holder (-2 when no permit in range is held:
+ *          permits are free but it is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
+ */
+export const takePermit = defineScript(
+  "acquire",
+  COMMON,
+  `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
+local first, last = 6, #KEYS
+local only = tonumber(ARGV[10])
+if only > 0 then
+  first, last = 5 + only, 5 + only
+end
+if fair then
+  sweep(now)
+end
+local mine, free, frees, shortest = nil, nil, 0, -2
+for i = first, last do
+  local value = redis.call("GET", KEYS[i])
+  if value == token then
+    mine = i
+    break
+  end
+  if not value then
+    frees = frees + 1
+    free = free or i
+  else
+    local pttl = redis.call("PTTL", KEYS[i])
+    if shortest == -2 or (pttl >= 0 and (shortest < 0 or pttl < shortest)) then
+      shortest = pttl
+    end
+  end
+end
+local slot = mine
+if not slot and free then
+  if not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees then
+    slot = free
+  end
+end
+if not slot then
+  local ahead, place = 0, 0
+  if fair and ARGV[9] == "1" then
+    dequeue(member)
+  elseif fair then
+    place = redis.call("ZSCORE", queue, member)
+    if not place then
+      place = redis.call("INCR", places)
+      -- A counter deleted by hand restarts: places still follow the line's tail.
+      local tail = redis.call("ZRANGE", queue, -1, -1, "WITHSCORES")
+      if tail[2] and tonumber(tail[2]) >= place then
+        place = tonumber(tail[2]) + 1
+        redis.call("SET", places, place)
+      end
+      redis.call("ZADD", queue, place, member)
+    end
+    redis.call("ZADD", deadlines, now + tonumber(ARGV[8]), member)
+    ahead = redis.call("ZRANK", queue, member)
+    -- Outlives every entry, with a margin for the waiters' clocks: places never repeat while
+    -- anyone is in line, and nothing stays once everyone is gone.
+    local ms = tonumber(ARGV[8]) + 60000
+    keep(queue, ms)
+    keep(deadlines, ms)
+    keep(places, ms)
+  end
+  return {0, shortest, ahead, tonumber(place)}
+end
+if slot ~= mine then
+  redis.call("SET", KEYS[slot], token, "PX", ARGV[3])
+elseif redis.call("PTTL", KEYS[slot]) < tonumber(ARGV[3]) then
+  -- Held by this token already: its lease only grows (see takeLock).
+  redis.call("PEXPIRE", KEYS[slot], ARGV[3])
+end
+-- A late try of a token that holds leaves the receipt to the newer request it names, or to nobody
+-- when the receipt expired (see takeLock).
+local named = redis.call("HGET", receipts, slot - 5)
+if slot ~= mine or (named and order(ARGV[2]) > order(named)) then
+  redis.call("HSET", receipts, slot - 5, ARGV[2])
+end
+keep(receipts, tonumber(ARGV[3]))
+if fair then
+  dequeue(member)
+end
+redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "acquired")
+local fence = nil
+if ARGV[11] == "count" then
+  fence = redis.call("INCR", KEYS[4])
+  redis.call("PERSIST", KEYS[4])
+elseif ARGV[11] == "clock" then
+  local clock = redis.call("TIME")
+  local counted = tonumber(redis.call("GET", KEYS[4]) or "0") + 1
+  fence = math.max(counted, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
+  redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
+end
+return {1, slot - 5, fence}
+`,
+);
+
+/**
+ * Frees the permit a token holds and announces it. Fair: first hands it to the one waiter it
+ * entitles (the k-th in line when k permits are free) for that waiter's grant, announced as
+ * "granted:<SHA-1 of its name>:<place>:<grant ms>:<permit>" to it alone; it holds without a request
+ * of its own. The same script undoes an abandoned try (ARGV[3] "1": only the permit whose receipt is
+ * ARGV[2]) and lets a waiter leave the line (ARGV[6]: its name; frees a permit handed to it).
+ *
+ * ARGV[1]  token; ARGV[2] call id, or the receipt to match; ARGV[3] "1" to match it; ARGV[4] the
+ *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""
+ * ARGV[7]  now, ms
+ * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.
+ */
+export const releasePermit = defineScript(
+  "release",
+  COMMON,
+  `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
+if ARGV[6] ~= "" then
+  dequeue(ARGV[6])
+end
+if not matching and redis.call("HGET", receipts, "r") == id then
+  return 1
+end
+local held, frees = nil, 0
+for i = 6, #KEYS do
+  local value = redis.call("GET", KEYS[i])
+  if not value then
+    frees = frees + 1
+  elseif value == token and not held and (not matching or redis.call("HGET", receipts, i - 5) == id) then
+    held = i
+  end
+end
+if not held then
+  return 0
+end
+redis.call("DEL", KEYS[held])
+frees = frees + 1
+redis.call("HSET", receipts, held - 5, id)
+if not matching then
+  redis.call("HSET", receipts, "r", id)
+end
+keep(receipts, 30000)
+local message = "released"
+if fair then
+  sweep(tonumber(ARGV[7]))
+  local entitled = redis.call("ZRANGE", queue, frees - 1, frees - 1, "WITHSCORES")
+  if entitled[1] then
+    local grant, heir = string.match(entitled[1], "^[^:]*:(%d+):(.*)$")
+    redis.call("SET", KEYS[held], heir, "PX", grant)
+    redis.call("HSET", receipts, held - 5, entitled[1])
+    keep(receipts, tonumber(grant))
+    dequeue(entitled[1])
+    message = "granted:" .. redis.sha1hex(entitled[1]) .. ":" .. entitled[2] .. ":" .. grant .. ":" .. (held - 5)
+  end
+end
+redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), message)
+return 1
+`,
+);
+
+/**
+ * Adds milliseconds to the lease of the permit a token holds; its call id becomes that permit's
+ * receipt, so a re-run adds nothing, and the re-run still checks the holder.
+ *
+ * ARGV[1]  token; ARGV[2] call id; ARGV[3] milliseconds to add (0 adds nothing); ARGV[4] the
+ *          permit held, if known, or 0
+ * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
+ */
+export const extendPermit = defineScript(
+  "extend",
+  COMMON,
+  `local at = holding(ARGV[1], tonumber(ARGV[4]))
+if not at then
+  return {0, -2}
+end
+local remaining = redis.call("PTTL", KEYS[at])
+if remaining == -1 or redis.call("HGET", receipts, at - 5) == ARGV[2] then
+  return {1, remaining}
+end
+local target = remaining + tonumber(ARGV[3])
+redis.call("PEXPIRE", KEYS[at], target)
+redis.call("HSET", receipts, at - 5, ARGV[2])
+keep(receipts, math.max(target, 30000))
+return {1, target}
+`,
+);
+
+/**
+ * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less
+ * than is left (0 only checks).
+ *
+ * ARGV[1]  token; ARGV[2] lease, ms (0: status); ARGV[3] the permit held, if known, or 0
+ * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
+ */
+export const renewPermit = defineScript(
+  "renew",
+  COMMON,
+  `local at, lease = holding(ARGV[1], tonumber(ARGV[3])), tonumber(ARGV[2])
+if not at then
+  return {0, -2}
+end
+local remaining = redis.call("PTTL", KEYS[at])
+if remaining >= 0 and remaining < lease then
+  redis.call("PEXPIRE", KEYS[at], lease)
+  remaining = lease
+end
+return {1, remaining, at - 5}
+`,
+);

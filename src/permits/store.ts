@@ -1,0 +1,121 @@
+import { newCallId } from "../ids";
+import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "../keys";
+import {
+  type LockStore,
+  observation,
+  runScript,
+  type StoreMaker,
+  type StoreTarget,
+  type Take,
+} from "../store";
+import { upstashFeedOf } from "../wake/upstash";
+import { takeSeat } from "./queue";
+import { extendPermit, releasePermit, renewPermit, takePermit } from "./scripts";
+
+/** The most permits a semaphore may have: every request sends every permit's key. */
+export const MAX_PERMITS = 1_000;
+
+/** The token part of a waiter's name in line, `<id>:<grant ms>:<token>`. */
+function tokenOf(member: string): string {
+  return member.slice(member.indexOf(":", member.indexOf(":") + 1) + 1);
+}
+
+/**
+ * A semaphore's permits, or a fair lock's key and line, on one Redis (a single server, a replicated
+ * primary, or a cluster: every key shares the lock key's hash slot).
+ *
+ * @param limit how many permits: `{key}:permit:1` and on; a fair lock's only permit is its key itself.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+export function permitStore(limit: number | "lock-key", fair: boolean): StoreMaker {
+  const make = (target: StoreTarget) => {
+    const { key } = target;
+    const permits =
+      limit === "lock-key"
+        ? [key]
+        : Array.from({ length: limit }, (_, index) => companionKey(key, `:permit:${index + 1}`));
+    const keys = [
+      ...[":queue", ":queue-deadlines", ":queue-places", ":fence", ":receipts"].map((suffix) =>
+        companionKey(key, suffix),
+      ),
+      ...permits,
+    ];
+    const flag = fair ? "1" : "0";
+    const release = (token: string, id: string, matching: boolean, leaving = "") =>
+      runScript(target, "release", releasePermit, keys, [
+        token,
+        id,
+        matching ? "1" : "0",
+        key,
+        flag,
+        leaving,
+        Date.now(),
+      ]);
+
+    const store: LockStore = {
+      seat: fair ? takeSeat : undefined,
+      // A fair waiter learns of its turn from the release: on @upstash/redis it subscribes whether or
+      // not wake-ups were enabled for the client.
+      events: fair ? () => target.events() ?? upstashFeedOf(target.client)?.lockEvents(key) : target.events,
+
+      async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
+        const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
+        const fence = !fencing ? "" : clockFloor ? "clock" : "count";
+        const args: [string, ...(string | number)[]] = [
+          token,
+          nonce,
+          lease,
+          key,
+          queue ? flag : "0",
+          queue?.member ?? "",
+          queue?.now ?? 0,
+          queue?.entryMs ?? 0,
+          queue?.lastTry ? "1" : "0",
+          permit ?? 0,
+          fence,
+          lease + FENCE_COUNTER_LIFETIME_MS,
+        ];
+        const [taken, detail = -1, third = 0, place = 0] = await runScript(
+          target,
+          "acquire",
+          takePermit,
+          keys,
+          args,
+        );
+        if (taken === 1)
+          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined };
+        return { kind: "held", pttl: detail, ahead: third, place };
+      },
+
+      async undo(token, nonce) {
+        await release(token, nonce, true).catch(() => undefined);
+      },
+
+      async leave(member) {
+        await release(tokenOf(member), member, true, member).catch(() => undefined);
+      },
+
+      async release(token) {
+        // Each call gets its own id, so that its receipt answers only its own re-runs.
+        const [released] = await release(token, newCallId(), false);
+        return released === 1;
+      },
+
+      async extend(token, amount, _lease, permit) {
+        return observation(
+          await runScript(target, "extend", extendPermit, keys, [token, newCallId(), amount, permit ?? 0]),
+        );
+      },
+
+      async renew(token, lease, permit) {
+        return observation(await runScript(target, "renew", renewPermit, keys, [token, lease, permit ?? 0]));
+      },
+
+      async status(token, _lease, permit) {
+        return observation(await runScript(target, "status", renewPermit, keys, [token, 0, permit ?? 0]));
+      },
+    };
+    return store;
+  };
+  return Object.assign(make, { permits: limit === "lock-key" ? 1 : limit });
+}

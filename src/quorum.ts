@@ -1,0 +1,287 @@
+import type { Background } from "./background";
+import { clockDriftAllowance, monotonicNow } from "./clock";
+import { connectTarget } from "./connect";
+import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRedisError } from "./errors";
+import { QUORUM, type QuorumSpec } from "./options";
+import { TIMED_OUT, within } from "./race";
+import { assertRedisClient, type RedisClient } from "./redis/client";
+import type { LockStore, Observation, Take, TakeRequest } from "./store";
+import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
+import { SubscribedWaiting } from "./wake/subscribed";
+
+type Failure = LockRedisError | InstanceTimeoutError;
+type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure };
+/** Answers of one round, by instance; undefined where the instance had not answered when it settled. */
+type Answers<T> = readonly (Answer<T> | undefined)[];
+
+/**
+ * The longest one instance is waited for, as a share of the lease in play: a frozen or black-holed
+ * member (or a client queueing commands while it reconnects) must cost a round a fraction of the
+ * lease, never all of it. A third leaves an acquisition at least two thirds of its lease, and lets a
+ * renewal sent a third of the lease before the deadline settle in time.
+ */
+const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
+
+/**
+ * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a
+ * majority of them hold it (the Redlock scheme). Give an odd number of clients, each connected to a
+ * separate Redis with no replication between them.
+ *
+ * @example
+ * const lock = new Lock({ id: "nightly-report", redis: quorum([a, b, c]), lease: 30_000 });
+ * @throws {TypeError | RangeError} when `clients` is not an odd number of Redis clients.
+ */
+export function quorum(clients: readonly RedisClient[]): QuorumSpec {
+  if (!Array.isArray(clients) || clients.length % 2 === 0) {
+    throw new RangeError(
+      `Expected \`quorum()\` to get an odd number of independent clients (so that a majority exists), got ${Array.isArray(clients) ? `an array of ${clients.length}` : typeof clients}`,
+    );
+  }
+  for (const [index, client] of clients.entries()) assertRedisClient(`quorum()[${index}]`, client);
+  return {
+    [QUORUM]: true,
+    clients: [...clients],
+    build: (settings, make, background) =>
+      quorumStore(
+        settings.id,
+        clients.map((client) => make(connectTarget(settings, client))),
+        background,
+        make.permits ?? 1,
+      ),
+  };
+}
+
+/**
+ * Every round goes to all members at once and settles as soon as its outcome is decided: a majority
+ * agreed, or so many refused or failed that none is possible. An acquisition counts only when a
+ * majority granted it with time left of the lease; otherwise every member that granted it, or may
+ * yet, is undone (by that try's request id, so nothing later is touched). After a success, late
+ * grants stay; the release reaches each member after its grant, so none is left holding.
+ */
+function quorumStore(
+  lockId: string,
+  members: readonly LockStore[],
+  background: Background,
+  permits: number,
+): LockStore {
+  const majority = Math.floor(members.length / 2) + 1;
+  /** By token: each member's take of the last round, which a release of that token must follow. */
+  const takes = new Map<string, readonly Promise<unknown>[]>();
+  /** By round: each member's take still in flight, which an undo of that round must follow. */
+  const inFlight = new Map<string, readonly Promise<unknown>[]>();
+  /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
+  const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
+  /** Runs `request` on each member once that member's `after` has settled. */
+  const following = <T>(
+    after: readonly Promise<unknown>[] | undefined,
+    request: (member: LockStore) => Promise<T>,
+  ) =>
+    members.map((member, index) =>
+      Promise.resolve(after?.[index])
+        .catch(() => undefined)
+        .then(() => request(member)),
+    );
+
+  /**
+   * Sends one request per member, each waited for a share of the lease, and resolves once the
+   * answers so far (true: yes, false: no, undefined: pending) settle a majority either way; what is
+   * still running then finishes in the background.
+   */
+  const ask = <T>(
+    operation: LockOperation,
+    requests: readonly Promise<T>[],
+    lease: number,
+    yes: (value: T) => boolean,
+  ) => {
+    const limit = Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
+    const answers: (Answer<T> | undefined)[] = requests.map(() => undefined);
+    background.add(Promise.allSettled(requests));
+    return new Promise<Answers<T>>((resolve) => {
+      let answered = 0;
+      requests.forEach((request, index) => {
+        within(request, limit, () => {})
+          .then(
+            (value): Answer<T> =>
+              value === TIMED_OUT
+                ? { ok: false, error: new InstanceTimeoutError(lockId, operation, limit) }
+                : { ok: true, value },
+            (error: unknown): Answer<T> => ({
+              ok: false,
+              error: error instanceof LockRedisError ? error : new LockRedisError(lockId, operation, error),
+            }),
+          )
+          .then((answer) => {
+            answers[index] = answer;
+            const { ayes, nays } = count(answers, yes);
+            if (++answered === requests.length || ayes >= majority || nays > members.length - majority)
+              resolve([...answers]);
+          });
+      });
+    });
+  };
+
+  /** Yes answers, and answers that are not yes (refusals and failures). */
+  const count = <T>(answers: Answers<T>, yes: (value: T) => boolean) => {
+    const ayes = answers.filter((answer) => answer?.ok && yes(answer.value)).length;
+    return { ayes, nays: answers.filter(Boolean).length - ayes };
+  };
+
+  const failures = (answers: Answers<unknown>): InstanceFailure[] =>
+    answers.flatMap((answer, instance) => (answer && !answer.ok ? [{ instance, error: answer.error }] : []));
+
+  /** Too many members failed to tell: a LockRedisError that names each. */
+  const failed = (operation: LockOperation, answers: Answers<unknown>) => {
+    const instances = failures(answers);
+    const summary = instances.map(
+      ({ instance, error }) =>
+        `#${instance}: ${error instanceof LockRedisError ? error.reason : error.message}`,
+    );
+    const refused = instances.every(({ error }) => error instanceof LockRedisError && error.refused);
+    const cause = new AggregateError(
+      instances.map((failure) => failure.error),
+      `${instances.length} of ${answers.length} instances failed: ${summary.join("; ")}`,
+    );
+    return new LockRedisError(lockId, operation, cause, { refused, instances });
+  };
+
+  /** True with a majority of yes; false when the yes and the unknown together cannot make one; else it throws. */
+  const vote = async <T>(
+    operation: LockOperation,
+    lease: number,
+    requests: Promise<T>[],
+    yes: (value: T) => boolean,
+  ) => {
+    const answers = await ask(operation, requests, lease, yes);
+    const { ayes } = count(answers, yes);
+    if (ayes >= majority) return { held: true, answers };
+    if (ayes + answers.filter((answer) => !answer?.ok).length < majority) return { held: false, answers };
+    throw failed(operation, answers);
+  };
+
+  const observe = async (
+    operation: LockOperation,
+    lease: number,
+    token: string,
+    request: (member: LockStore) => Promise<Observation>,
+  ) => {
+    const { held, answers } = await vote(operation, lease, members.map(request), (value) => value.held);
+    const pttls = answers.flatMap((answer) => (answer?.ok && answer.value.held ? [answer.value.pttl] : []));
+    // A holder's renewal or extend found it lost on a majority: the members that may still hold the
+    // token (they said so, or had not answered) let it go now, not a lease later. A status check is
+    // not the holder's, and changes nothing.
+    if (!held && operation !== "status") {
+      const releases = members.flatMap((member, index) => {
+        const answer = answers[index];
+        return answer?.ok && !answer.value.held ? [] : [member.release(token, lease)];
+      });
+      background.add(Promise.allSettled(releases));
+    }
+    return { held, pttl: held ? Math.min(...pttls) : -2 };
+  };
+
+  const round = async (request: TakeRequest, permit: number): Promise<Take> => {
+    const { token, lease } = request;
+    // A semaphore's rounds of one try each get an id of their own, so that one round's undo never
+    // frees the permit another round of the try took on the same member.
+    const nonce = roundId(request.nonce, permit);
+    const sentAt = monotonicNow();
+    const requests = members.map((member) =>
+      member.take({ ...request, nonce, fencing: undefined, queue: undefined, permit }),
+    );
+    const flying = requests.map((take) => Promise.allSettled([take]));
+    inFlight.set(nonce, flying);
+    void Promise.allSettled(flying).then(() => inFlight.get(nonce) === flying && inFlight.delete(nonce));
+    const answers = await ask("acquire", requests, lease, (take) => take.kind === "acquired");
+    const { ayes } = count(answers, (take) => take.kind === "acquired");
+    if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
+      takes.set(token, requests);
+      void Promise.allSettled(requests).then(() => takes.get(token) === requests && takes.delete(token));
+      return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
+    }
+    // Not enough: undo what this round took or may yet take, so the next one starts clean.
+    requests.forEach((take, index) => {
+      const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
+      background.add(take.then((result) => (result.kind === "held" ? undefined : undo()), undo));
+    });
+    if (failures(answers).length > members.length - majority) throw failed("acquire", answers);
+    const waits = answers.flatMap((answer) =>
+      answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
+    );
+    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: failures(answers) };
+  };
+
+  return {
+    events: () => {
+      const able = members.flatMap((member) => member.events() ?? []);
+      return able.length > 0 ? combined(able) : undefined;
+    },
+
+    async take(request) {
+      if (permits === 1) return round(request, 0);
+      // A semaphore tries its permits one by one, from a random one, each a round of its own, until
+      // a majority grants the same permit: two majorities share a member, where a permit holds one
+      // token, so no more holders than permits can form.
+      const start = Math.floor(Math.random() * permits);
+      let last: Take = { kind: "held", pttl: -1 };
+      for (let step = 0; step < permits && last.kind === "held"; step++)
+        last = await round(request, ((start + step) % permits) + 1);
+      return last;
+    },
+
+    async undo(token, nonce, lease, permit) {
+      // Only the round that took `permit` is left to undo: a round that failed undid itself.
+      if (permits > 1 && permit === undefined) return;
+      const id = permits === 1 ? nonce : roundId(nonce, permit ?? 0);
+      // Each member's undo follows its take: an undo that overtook its take would find nothing, and
+      // the take would then hold that member for a lease, for nobody.
+      await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
+    },
+
+    async release(token, lease, permit) {
+      const pending = takes.get(token);
+      takes.delete(token);
+      // Each member's release follows its take, so a grant that lands late is released too.
+      const requests = following(pending, (member) => member.release(token, lease, permit));
+      return (await vote("release", lease, requests, Boolean)).held;
+    },
+
+    extend: (token, amount, lease, permit) =>
+      observe("extend", lease, token, (member) => member.extend(token, amount, lease, permit)),
+    renew: (token, lease, permit) =>
+      observe("renew", lease, token, (member) => member.renew(token, lease, permit)),
+    status: (token, lease, permit) =>
+      observe("status", lease, token, (member) => member.status(token, lease, permit)),
+  };
+}
+
+/** The announcements of every member: a release is announced on each; the first active subscription decides. */
+function combined(all: readonly LockEvents[]): LockEvents {
+  const events: LockEvents = {
+    waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(events, meaning, fair, maxDelay),
+    active: () => all.some((each) => each.active()),
+    listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined> {
+      const stopAll = new AbortController();
+      signal.addEventListener("abort", () => stopAll.abort(), { once: true });
+      const stops: (() => void)[] = [];
+      const stop = () => {
+        stopAll.abort();
+        for (const each of stops.splice(0)) each();
+      };
+      return new Promise((resolve) => {
+        let pending = all.length;
+        for (const each of all) {
+          void each.listen(onEvent, stopAll.signal).then((listening) => {
+            pending -= 1;
+            if (listening && stopAll.signal.aborted) listening.stop();
+            else if (listening) {
+              stops.push(() => listening.stop());
+              resolve({ stop, since: listening.since });
+            }
+            if (pending === 0 && stops.length === 0) resolve(undefined);
+          });
+        }
+      });
+    },
+  };
+  return events;
+}

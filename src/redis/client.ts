@@ -1,0 +1,167 @@
+import type { LuaScript, ScriptText } from "../scripts/script";
+import { describeValue } from "../validate";
+import { normalizeReply, type ScriptReply } from "./reply";
+
+/** A value a script argument may take; numbers are sent as their decimal text. */
+export type ScriptArgument = string | number;
+
+/**
+ * The generic client shape: anything with `eval(script, keys, args)` that resolves to the
+ * script's reply, such as `@upstash/redis`'s `Redis` (`Redis.fromEnv()`, `new Redis({ url, token })`).
+ * When it also has `evalsha(sha1, keys, args)`, scripts are sent by their SHA-1 after their first use.
+ */
+export interface EvalClient {
+  eval(script: string, keys: string[], args: ScriptArgument[]): Promise<unknown>;
+  evalsha?(sha1: string, keys: string[], args: ScriptArgument[]): Promise<unknown>;
+}
+
+/** The part of an ioredis `Redis` or `Cluster` the lock uses: key count, then keys and arguments spread. */
+export interface IoRedisClient {
+  /** With `defineCommand`, what tells ioredis apart from other clients. */
+  readonly isCluster: boolean;
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+  eval(script: string, numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  evalsha(sha1: string, numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+}
+
+/** Keys and arguments as node-redis takes them. */
+type NodeRedisScriptOptions = { keys: string[]; arguments: string[] };
+
+/** The part of a node-redis client (`createClient`, `createCluster`) the lock uses. */
+export interface NodeRedisClient {
+  eval(script: string, options: NodeRedisScriptOptions): Promise<unknown>;
+  evalSha(sha1: string, options: NodeRedisScriptOptions): Promise<unknown>;
+  EVALSHA(sha1: string, options: NodeRedisScriptOptions): Promise<unknown>;
+}
+
+/**
+ * Every client the lock accepts, passed as is: `@upstash/redis` or any other {@link EvalClient},
+ * an ioredis `Redis` or `Cluster`, or a node-redis client. The kind is recognised by its shape; no
+ * client library is imported.
+ */
+export type RedisClient = EvalClient | IoRedisClient | NodeRedisClient;
+
+/** The three ways to call `eval`, told apart by shape: ioredis, node-redis, and every other client. */
+export type ClientKind = "ioredis" | "node-redis" | "eval";
+
+const has = (value: object, name: string) => typeof (value as Record<string, unknown>)[name] === "function";
+
+/**
+ * Which kind of client `value` is: ioredis has a boolean `isCluster` and `defineCommand`;
+ * node-redis spells EVALSHA both `EVALSHA` and `evalSha`; anything else with `eval` is called as
+ * `eval(script, keys, args)`. Undefined when `value` has no usable `eval`.
+ */
+export function clientKind(value: unknown): ClientKind | undefined {
+  if (typeof value !== "object" || value === null || !has(value, "eval")) return undefined;
+  if (typeof (value as { isCluster?: unknown }).isCluster === "boolean" && has(value, "defineCommand")) {
+    return "ioredis";
+  }
+  return has(value, "evalSha") && has(value, "EVALSHA") ? "node-redis" : "eval";
+}
+
+/** Throws a TypeError unless `value` looks like a client the lock can drive. */
+export function assertRedisClient(name: string, value: unknown): asserts value is RedisClient {
+  if (clientKind(value) === undefined) {
+    throw new TypeError(
+      `Expected \`${name}\` to be a Redis client (@upstash/redis, ioredis, node-redis, or one with \`eval(script, keys, args)\`), got ${describeValue(value)}`,
+    );
+  }
+}
+
+type Send = (scriptOrSha1: string, keys: string[], args: ScriptArgument[]) => Promise<unknown>;
+
+/** How one kind of client sends a script in full, and by SHA-1 when it can. */
+function transport(client: RedisClient): { eval: Send; evalsha: Send | undefined } {
+  switch (clientKind(client)) {
+    case "ioredis": {
+      const io = client as IoRedisClient;
+      const flat = (keys: string[], args: ScriptArgument[]) => [...keys, ...args.map(String)];
+      return {
+        eval: (source, keys, args) => io.eval(source, keys.length, ...flat(keys, args)),
+        evalsha: (sha1, keys, args) => io.evalsha(sha1, keys.length, ...flat(keys, args)),
+      };
+    }
+    case "node-redis": {
+      const node = client as NodeRedisClient;
+      const options = (keys: string[], args: ScriptArgument[]) => ({ keys, arguments: args.map(String) });
+      return {
+        eval: (source, keys, args) => node.eval(source, options(keys, args)),
+        evalsha: (sha1, keys, args) => node.evalSha(sha1, options(keys, args)),
+      };
+    }
+    default: {
+      // Arguments go through untouched: the HTTP client serialises numbers itself. Bound, not
+      // wrapped: one call less between an acquire and the client.
+      const { eval: evaluate, evalsha } = client as EvalClient;
+      return { eval: evaluate.bind(client), evalsha: evalsha?.bind(client) };
+    }
+  }
+}
+
+/** Runs the library's scripts on one client; resolves to the reply as numbers, lists and null. */
+export type ScriptRunner = (
+  script: LuaScript,
+  keys: string[],
+  args: ScriptArgument[],
+) => Promise<ScriptReply>;
+
+/** What the library learnt about one client's server, shared by every lock on that client. */
+interface ClientState {
+  readonly send: ReturnType<typeof transport>;
+  /** Scripts this process has seen in the server's script cache, with their SHA-1s. */
+  readonly cached: Map<ScriptText, string>;
+  /** Set once the server refused the key-locking shebang: it is not Upstash, whatever was assumed. */
+  refusesKeyLocking: boolean;
+}
+
+const clients = new WeakMap<object, ClientState>();
+
+/**
+ * The runner for `client`. Each script is sent in full (EVAL) the first time this process runs it
+ * on the client and by its SHA-1 (EVALSHA) after that, so a cold start pays no NOSCRIPT round
+ * trip; when Redis answers NOSCRIPT anyway (a restart, a flush, another cluster node) the script
+ * is sent once in full. With `keyLocking`, scripts carry Upstash's `allow-key-locking` shebang; a
+ * server that refuses it gets the plain script at once, and every later call on the client is plain.
+ */
+export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): ScriptRunner {
+  let state = clients.get(client);
+  if (state === undefined) {
+    state = { send: transport(client), cached: new Map(), refusesKeyLocking: false };
+    clients.set(client, state);
+  }
+  const known = state;
+  return async (script, keys, args) => {
+    if (!keyLocking || known.refusesKeyLocking) return normalizeReply(await send(known, script, keys, args));
+    try {
+      return normalizeReply(await send(known, script.keyLocked, keys, args));
+    } catch (error) {
+      // A refused shebang means the script never ran, so sending it again is safe. Redis 7 and
+      // Valkey name the flag; Redis 6 fails to compile the first line ("near '#'").
+      if (!matches(error, /shebang|near '#'|(unknown|invalid|unexpected) (script )?flag/i)) throw error;
+      known.refusesKeyLocking = true;
+      return normalizeReply(await send(known, script, keys, args));
+    }
+  };
+}
+
+async function send(state: ClientState, script: ScriptText, keys: string[], args: ScriptArgument[]) {
+  const { send, cached } = state;
+  if (send.evalsha === undefined) return send.eval(script.source, keys, args);
+  const known = cached.get(script);
+  if (known === undefined) {
+    // The first use sends the text, while its SHA-1 is computed for the calls after it.
+    const [reply, sha1] = await Promise.all([send.eval(script.source, keys, args), script.sha1()]);
+    if (sha1) cached.set(script, sha1);
+    return reply;
+  }
+  try {
+    return await send.evalsha(known, keys, args);
+  } catch (error) {
+    if (!matches(error, /noscript/i)) throw error;
+    return send.eval(script.source, keys, args);
+  }
+}
+
+function matches(error: unknown, pattern: RegExp): boolean {
+  return error instanceof Error && pattern.test(error.message);
+}

@@ -1,0 +1,41 @@
+import { describeValue } from "../validate";
+
+/** A script reply as the library reads it; the library's scripts return nothing else. */
+export type ScriptReply = number | null | ScriptReply[];
+
+const INTEGER_TEXT = /^-?\d+$/;
+let decoder: TextDecoder | undefined;
+
+/** The integer `value` stands for, or undefined: a number, a bigint, or decimal text or bytes. */
+function integerOf(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint") return Number(value);
+  if (ArrayBuffer.isView(value)) {
+    // Created on first use, so importing the package never depends on TextDecoder being present.
+    decoder ??= new TextDecoder();
+    value = decoder.decode(value);
+  }
+  return typeof value === "string" && INTEGER_TEXT.test(value) ? Number(value) : undefined;
+}
+
+/**
+ * Turns what a client handed back for a script reply into numbers, lists and null. A Redis
+ * integer arrives as a number (@upstash/redis, ioredis, node-redis), a string (ioredis with
+ * `stringNumbers`, node-redis with a `typeMapping` to String), a bigint, or a buffer; nil as null
+ * or undefined.
+ * @throws {TypeError} on anything else: the client was set up in a way the lock cannot read.
+ */
+export function normalizeReply(value: unknown): ScriptReply {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map(normalizeReply);
+  const integer = integerOf(value);
+  if (integer !== undefined) return integer;
+  throw new TypeError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
+}
+
+/** Reads a script reply as a list of integers (a single value as a list of one); anything else reads as NaN. */
+export function replyIntegers(value: ScriptReply): number[] {
+  return (Array.isArray(value) ? value : [value]).map((item) =>
+    typeof item === "number" ? item : Number.NaN,
+  );
+}

@@ -1,0 +1,44 @@
+import { clientKind } from "./client";
+
+/**
+ * The kind of server a client talks to, as far as it matters to the lock: Upstash runs scripts
+ * under its global database lock unless they carry the `allow-key-locking` flag, and persists its
+ * data; any other Redis (Redis, Valkey, Dragonfly, a cluster) refuses that flag.
+ */
+export type ServerKind = "upstash" | "redis";
+
+/**
+ * What `client` most likely talks to: "upstash" for `@upstash/redis` (recognised by its
+ * `createScript`, which no other eval client has) and for an ioredis or node-redis client whose
+ * configured host is an Upstash endpoint (`*.upstash.io`); "redis" otherwise. A guess only sets a
+ * default: the `server` option overrides it, and a server that refuses the flag is remembered.
+ */
+export function guessServerKind(client: unknown): ServerKind {
+  const kind = clientKind(client);
+  if (kind === "eval") {
+    return typeof (client as { createScript?: unknown }).createScript === "function" ? "upstash" : "redis";
+  }
+  const { options, startupNodes } = (client ?? {}) as {
+    options?: { host?: unknown; url?: unknown; socket?: { host?: unknown } };
+    startupNodes?: unknown;
+  };
+  const nodes = Array.isArray(startupNodes) ? startupNodes : [];
+  // ioredis: `options.host`, a Cluster's `startupNodes`; node-redis: `options.url` or `options.socket.host`.
+  const hosts = [
+    options?.host,
+    options?.socket?.host,
+    hostOf(options?.url),
+    ...nodes.map((node) => node?.host ?? node),
+  ];
+  return hosts.some((host) => typeof host === "string" && /(^|\.)upstash\.io$/i.test(host))
+    ? "upstash"
+    : "redis";
+}
+
+function hostOf(url: unknown): string | undefined {
+  try {
+    return typeof url === "string" ? new URL(url).hostname : undefined;
+  } catch {
+    return undefined;
+  }
+}

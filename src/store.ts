@@ -1,0 +1,150 @@
+import { type InstanceFailure, type LockOperation, LockRedisError } from "./errors";
+import type { AcquirePlan } from "./options";
+import type { RedisClient, ScriptArgument, ScriptRunner } from "./redis/client";
+import { isRefusal } from "./redis/failure";
+import { replyIntegers } from "./redis/reply";
+import type { ServerKind } from "./redis/server";
+import type { LuaScript } from "./scripts/script";
+import type { Meaning } from "./waiting";
+import type { FeedEvent, LockEvents } from "./wake/feed";
+
+/** How an acquisition issues fencing tokens: not at all, or from a counter with or without a clock floor. */
+export type FencingPlan = { readonly clockFloor: boolean | undefined } | undefined;
+
+/** A fair waiter's entry in the line, as each of its tries renews it. */
+export interface QueueTicket {
+  /** The waiter's name in line (see `permits/queue.ts`). */
+  readonly member: string;
+  /** Wall-clock milliseconds (`Date.now()`): entry deadlines are on the waiters' own clocks. */
+  readonly now: number;
+  /** How long the entry stays without another try, in milliseconds. */
+  readonly entryMs: number;
+  /** The waiter's last try: it leaves the line if it does not get in. */
+  readonly lastTry: boolean;
+}
+
+/** One acquisition's seat in a fair line (see `permits/queue.ts`). */
+export interface Seat {
+  readonly member: string;
+  /** Whether the line may hold an entry of this waiter, which it must leave when it stops waiting. */
+  queued: boolean;
+  ticket(lastTry: boolean): QueueTicket;
+  /** Records what a try found; undefined when it failed (it may have queued the waiter). */
+  note(take: Take | undefined, ticket: QueueTicket): void;
+  meaning(event: FeedEvent): Meaning;
+  /** The hold a grant gives, counted from the last refused try (monotonic ms); undefined if not to be trusted. */
+  granted(event: FeedEvent, refusedAt: number): { sentAt: number; pttl: number; permit: number } | undefined;
+}
+
+/** One try of an acquisition. */
+export interface TakeRequest {
+  readonly token: string;
+  /** Unique to this try: the receipt it leaves, so that undoing it never undoes a later one. */
+  readonly nonce: string;
+  /** Milliseconds the lease lasts. */
+  readonly lease: number;
+  readonly fencing: FencingPlan;
+  /** Fair stores: the waiter's entry in the line. */
+  readonly queue?: QueueTicket | undefined;
+  /** Semaphores on a quorum: the only permit to try (the same on every member). */
+  readonly permit?: number | undefined;
+}
+
+/** What one try found. A try that could not reach Redis rejects with a {@link LockRedisError}. */
+export type Take =
+  | {
+      readonly kind: "acquired";
+      readonly fencingToken: number | undefined;
+      /** Semaphores: the 1-based permit taken (1 for a lock). */
+      readonly permit: number;
+    }
+  | {
+      readonly kind: "held";
+      /** The longest to wait before the next try (the holder's remaining lease), ms; -1 when unknown. */
+      readonly pttl: number;
+      /** Fair stores: how many waiters are ahead in the line. */
+      readonly ahead?: number | undefined;
+      /** Fair stores: the waiter's place in line, never repeated while the line lives; 0 when not in line. */
+      readonly place?: number | undefined;
+      /** Quorums: the instances that could not be asked. */
+      readonly failures?: readonly InstanceFailure[] | undefined;
+    };
+
+/** What Redis said about a token: whether it holds, for how much longer (ms; -1 no expiry, -2 not held). */
+export interface Observation {
+  readonly held: boolean;
+  readonly pttl: number;
+}
+
+/**
+ * The Redis side of a lock or semaphore: where its keys live (one Redis, or a quorum) and what each
+ * operation means there. Local state (leases, waits) lives elsewhere. Every operation takes the
+ * lease in play, which bounds how long a quorum waits for one instance, and, once known, the permit
+ * the token holds (1 for a lock). Every operation but `undo` rejects with a LockRedisError.
+ */
+export interface LockStore {
+  /** Fair stores: seats waiters in arrival order. */
+  readonly seat?: ((token: string, plan: AcquirePlan) => Seat) | undefined;
+  /** The lock's announcements, when the client has wake-ups (see `enableWakeUps`). */
+  events(): LockEvents | undefined;
+  take(request: TakeRequest): Promise<Take>;
+  /**
+   * Releases what the try `nonce` took (`permit`, when its answer said), unless a later request
+   * changed the lock since. Never rejects.
+   */
+  undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
+  release(token: string, lease: number, permit?: number): Promise<boolean>;
+  /** Adds `amount` ms to the lease (0 only checks). */
+  extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;
+  /** Makes at least `lease` ms remain, never less than is left. */
+  renew(token: string, lease: number, permit?: number): Promise<Observation>;
+  /** Whether `token` holds, and for how much longer. */
+  status(token: string, lease: number, permit?: number): Promise<Observation>;
+  /**
+   * Fair stores: takes `member` out of the line (it stopped waiting), and frees and hands on a permit
+   * a release handed it meanwhile, which nobody will use. Never rejects.
+   */
+  leave?(member: string, lease: number): Promise<void>;
+}
+
+/** Where a store on one client lives and how to reach it. */
+export interface StoreTarget {
+  readonly lockId: string;
+  /** The lock key: `prefix` + `id`. */
+  readonly key: string;
+  readonly run: ScriptRunner;
+  readonly server: ServerKind;
+  events(): LockEvents | undefined;
+  /** The client itself. */
+  readonly client: RedisClient;
+}
+
+/**
+ * Makes the store of one client: how a quorum builds its members the way a lock builds its one.
+ * `permits` is how many a semaphore's has (a quorum takes the same permit on every member).
+ */
+export type StoreMaker = ((target: StoreTarget) => LockStore) & { readonly permits?: number };
+
+/**
+ * Runs a script and reads its reply as integers; a failure becomes a LockRedisError without the
+ * token (the first argument, when it is a string).
+ */
+export async function runScript(
+  target: Pick<StoreTarget, "lockId" | "run">,
+  operation: LockOperation,
+  script: LuaScript,
+  keys: string[],
+  args: ScriptArgument[],
+): Promise<number[]> {
+  try {
+    return replyIntegers(await target.run(script, keys, args));
+  } catch (error) {
+    const secret = typeof args[0] === "string" ? args[0] : undefined;
+    throw new LockRedisError(target.lockId, operation, error, { refused: isRefusal(error), secret });
+  }
+}
+
+/** Reads a `{held, pttl}` reply. */
+export function observation([held = 0, pttl = -2]: number[]): Observation {
+  return { held: held === 1, pttl: held === 1 ? pttl : -2 };
+}

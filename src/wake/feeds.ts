@@ -1,0 +1,13 @@
+import type { ChannelFeed } from "./feed";
+
+const feeds = new WeakMap<object, ChannelFeed>();
+
+/** The announcements feed `enableWakeUps` gave `client`, shared by every lock on it; undefined: waits poll. */
+export function feedFor(client: unknown): ChannelFeed | undefined {
+  return typeof client === "object" && client !== null ? feeds.get(client) : undefined;
+}
+
+/** Gives `client` its feed, unless it has one. */
+export function registerFeed(client: object, make: () => ChannelFeed): void {
+  if (!feeds.has(client)) feeds.set(client, make());
+}

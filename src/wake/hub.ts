@@ -1,0 +1,153 @@
+import { backgroundTimer, monotonicNow } from "../clock";
+import { eventChannel } from "../keys";
+import type { ChannelFeed, FeedEvent, Listening, LockEvents, SubscribeChannel } from "./feed";
+import { lockEventOf } from "./feed";
+import { SubscribedWaiting } from "./subscribed";
+
+/**
+ * How long an active subscription outlives its last listener, in milliseconds: a process that
+ * waits again soon (a worker that released and asks again, a fair waiter back in line) reuses it
+ * instead of paying another SUBSCRIBE. Short, because until it ends its stream or connection keeps
+ * a process from exiting.
+ */
+export const LINGER_MS = 250;
+
+type Listener = (event: FeedEvent) => void;
+
+/** One channel's subscription, shared by every waiter of the client on that channel. */
+interface Shared {
+  readonly listeners: Set<Listener>;
+  /** Settles with the way to stop once active, or undefined if it failed; never rejects. */
+  readonly ready: Promise<(() => void) | undefined>;
+  /** Aborted when nobody wants the subscription any more, pending or active. */
+  readonly unwanted: AbortController;
+  /** Monotonic time it became active; undefined while pending. */
+  since: number | undefined;
+  /** While active with no listener: cancels the timer that ends it. */
+  linger: (() => void) | undefined;
+}
+
+/**
+ * A feed that keeps one subscription per channel, however many waiters of the client listen on it,
+ * counting them one by one: the subscription ends only when the last one leaves ({@link LINGER_MS}
+ * later if it was active). A subscription that fails or breaks is forgotten at once, and its
+ * listeners hear "ended", so the next wait subscribes afresh.
+ */
+export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
+  const channels = new Map<string, Shared>();
+  const forget = (channel: string, shared: Shared) => {
+    if (channels.get(channel) === shared) channels.delete(channel);
+  };
+  const end = (channel: string, shared: Shared) => {
+    forget(channel, shared);
+    shared.unwanted.abort();
+    void shared.ready.then((stop) => stop?.());
+  };
+
+  const open = (channel: string): Shared => {
+    const unwanted = new AbortController();
+    const listeners = new Set<Listener>();
+    const notify = (event: FeedEvent) => {
+      for (const listener of [...listeners]) listener(event);
+    };
+    const shared: Shared = {
+      listeners,
+      unwanted,
+      since: undefined,
+      linger: undefined,
+      ready: subscribe(
+        channel,
+        {
+          message: (message) => notify(lockEventOf(message)),
+          ended: () => {
+            if (channels.get(channel) !== shared) return;
+            forget(channel, shared);
+            notify("ended");
+          },
+        },
+        unwanted.signal,
+      ).then(
+        (stop) => {
+          shared.since = monotonicNow();
+          return stop;
+        },
+        () => {
+          forget(channel, shared);
+          return undefined;
+        },
+      ),
+    };
+    channels.set(channel, shared);
+    return shared;
+  };
+
+  const leave = (channel: string, shared: Shared, listener: Listener) => {
+    if (!shared.listeners.delete(listener) || shared.listeners.size > 0) return;
+    if (shared.since === undefined || channels.get(channel) !== shared) {
+      end(channel, shared);
+      return;
+    }
+    shared.linger = backgroundTimer(LINGER_MS, () => {
+      shared.linger = undefined;
+      if (shared.listeners.size === 0) end(channel, shared);
+    });
+  };
+
+  const byKey = new Map<string, LockEvents>();
+  const feed: ChannelFeed = {
+    lockEvents(key) {
+      let events = byKey.get(key);
+      if (events === undefined) {
+        // Named on first use: the channel is the key's SHA-1, which Web Crypto computes asynchronously.
+        let channel: string | undefined;
+        const naming = eventChannel(key).then((name) => {
+          channel = name;
+          return name;
+        });
+        const made: LockEvents = {
+          waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(made, meaning, fair, maxDelay),
+          active: () => channel !== undefined && feed.active(channel),
+          listen: async (onEvent, signal) => {
+            const name = await naming;
+            return name === undefined || signal.aborted ? undefined : feed.listen(name, onEvent, signal);
+          },
+        };
+        events = made;
+        byKey.set(key, made);
+      }
+      return events;
+    },
+    active: (channel) => channels.get(channel)?.since !== undefined,
+    async listen(channel, onEvent, signal): Promise<Listening | undefined> {
+      if (signal.aborted) return undefined;
+      const shared = channels.get(channel) ?? open(channel);
+      shared.linger?.();
+      shared.linger = undefined;
+      shared.listeners.add(onEvent);
+      const attachedAt = monotonicNow();
+      const stop = await new Promise<(() => void) | undefined>((resolve) => {
+        const onAbort = () => resolve(undefined);
+        signal.addEventListener("abort", onAbort, { once: true });
+        void shared.ready.then((ready) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(ready);
+        });
+      });
+      if (stop === undefined || signal.aborted || channels.get(channel) !== shared) {
+        leave(channel, shared, onEvent);
+        return undefined;
+      }
+      let stopped = false;
+      return {
+        // Attached to an active subscription: covered from then on; to a pending one: from activation.
+        since: Math.max(attachedAt, shared.since ?? attachedAt),
+        stop: () => {
+          if (stopped) return;
+          stopped = true;
+          leave(channel, shared, onEvent);
+        },
+      };
+    },
+  };
+  return feed;
+}

@@ -1,0 +1,102 @@
+import type { Meaning } from "../waiting";
+import { Waiting } from "../waiting";
+import type { FeedEvent, Listening, LockEvents } from "./feed";
+
+/**
+ * How an acquisition waits on a client with wake-ups: as {@link Waiting} does, and subscribed to
+ * its lock's announcements (shared with the process's other waiters on the lock) once it decides
+ * to, or from its first try when a subscription is already active, which costs nothing.
+ */
+export class SubscribedWaiting extends Waiting {
+  readonly #events: LockEvents;
+  readonly #meaning: (event: FeedEvent) => Meaning;
+  readonly #fair: boolean;
+  readonly #maxDelay: number;
+  readonly #setup = new AbortController();
+  #listening: Listening | undefined;
+  #subscribed = false;
+  /** A subscription that could not be set up is not tried again by this wait: it polls on. */
+  #failed = false;
+  #grant: FeedEvent | undefined;
+
+  /** @param fair whether the waiter has a seat in a fair line; `maxDelay` its safety poll interval, ms. */
+  constructor(events: LockEvents, meaning: (event: FeedEvent) => Meaning, fair: boolean, maxDelay: number) {
+    super();
+    this.#events = events;
+    this.#meaning = meaning;
+    this.#fair = fair;
+    this.#maxDelay = maxDelay;
+    if (events.active()) this.subscribe();
+  }
+
+  override get subscribed(): boolean {
+    return this.#subscribed;
+  }
+
+  override covers(at: number): boolean {
+    return this.#listening !== undefined && this.#listening.since <= at;
+  }
+
+  /**
+   * Subscribes once a try found the lock held, when that costs fewer requests than polling until the
+   * wait ends anyway (the schedule's last try, the timeout, the holder's lease): the subscription,
+   * the next poll (it covers the moments before the subscription was active), a safety poll every
+   * `maxDelay` (a release by 0.2 is not announced), and the try after the wake-up. A fair waiter
+   * subscribes at once: only its own turn wakes it, and the release that hands it the lock says so.
+   */
+  override subscribeIfItPays(left: number, span: number, polls: (span: number) => number): boolean {
+    if (this.#subscribed || this.#failed || left < 2) return false;
+    if (!this.#fair && (!(span > 0) || 3 + Math.floor(span / this.#maxDelay) >= polls(span))) return false;
+    return this.subscribe();
+  }
+
+  /** Once the subscription covers a try, a release is announced: only a safety poll every `maxDelay` is left. */
+  override nextTryAt(planned: number, sentAt: number, cap: number): number {
+    return this.covers(sentAt) ? Math.min(sentAt + this.#maxDelay, cap) : planned;
+  }
+
+  subscribe(): boolean {
+    if (this.#subscribed) return false;
+    this.#subscribed = true;
+    this.#events
+      .listen((event) => this.#heard(event), this.#setup.signal)
+      .then((listening) => {
+        if (this.#setup.signal.aborted) listening?.stop();
+        else if (listening) this.#listening = listening;
+        else {
+          this.#subscribed = false;
+          this.#failed = true;
+        }
+      });
+    return true;
+  }
+
+  override takeGrant(): FeedEvent | undefined {
+    const grant = this.#grant;
+    this.#grant = undefined;
+    if (this.pending === "grant") this.pending = "ignore";
+    return grant;
+  }
+
+  override close(): void {
+    this.#setup.abort();
+    this.#listening?.stop();
+    this.#listening = undefined;
+    this.#subscribed = false;
+  }
+
+  #heard(event: FeedEvent): void {
+    if (event === "ended") {
+      // The subscription broke: what was announced meanwhile is lost. Retry soon, uncovered.
+      const broken = this.#listening;
+      this.#listening = undefined;
+      this.#subscribed = false;
+      broken?.stop();
+      this.hear("soon");
+      return;
+    }
+    const meaning = this.#meaning(event);
+    if (meaning === "grant") this.#grant = event;
+    this.hear(meaning);
+  }
+}

@@ -1,0 +1,109 @@
+import type { ChannelListener, SubscribeChannel } from "./feed";
+
+/** The pub/sub parts of an ioredis or node-redis client, as a duplicate of it uses them. */
+export interface PubSubClient {
+  duplicate(): PubSubClient;
+  subscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  connect?(): Promise<unknown>;
+  disconnect?(): unknown;
+  destroy?(): unknown;
+}
+
+/** One duplicated connection in subscriber mode, and the listeners of each channel on it. */
+interface Link {
+  readonly client: PubSubClient;
+  readonly channels: Map<string, Set<ChannelListener>>;
+  readonly connected: Promise<unknown>;
+  /** Waits and subscriptions using the link; it is closed when none is left. */
+  users: number;
+  /** Set once the connection dropped: nothing is sent on it again, and it is never reused. */
+  dead: boolean;
+}
+
+/**
+ * Subscriptions of one client over a single duplicated connection, opened on first use and closed
+ * when its last user leaves, also while still connecting. Listeners are counted per channel, so one
+ * wait's end never unsubscribes another's. A connection that drops is closed for good and its
+ * listeners hear "ended" (what was published meanwhile is lost): the next wait opens a fresh one.
+ */
+export function tcpSubscriber(source: PubSubClient, ioredis: boolean): SubscribeChannel {
+  let current: Link | undefined;
+
+  const close = (link: Link) => {
+    link.dead = true;
+    if (current === link) current = undefined;
+    try {
+      // ioredis: disconnect(); node-redis 5 and later: destroy(); 4: disconnect().
+      const closing = link.client.destroy ? link.client.destroy() : link.client.disconnect?.();
+      if (closing instanceof Promise) closing.catch(() => {});
+    } catch {
+      // Already closed.
+    }
+  };
+  const drop = (link: Link) => {
+    if (link.dead) return;
+    close(link);
+    for (const listeners of link.channels.values()) for (const listener of listeners) listener.ended();
+    link.channels.clear();
+  };
+  const open = (): Link => {
+    const client = source.duplicate();
+    const link: Link = { client, channels: new Map(), users: 0, dead: false, connected: Promise.resolve() };
+    // An EventEmitter without an error listener throws; a drop means messages may be lost.
+    client.on("error", () => drop(link));
+    client.on(ioredis ? "close" : "end", () => drop(link));
+    if (ioredis) {
+      client.on("message", (channel: string, message: string) => {
+        for (const listener of link.channels.get(channel) ?? []) listener.message(message);
+      });
+    } else {
+      const connected = client.connect?.() ?? Promise.resolve();
+      connected.catch(() => {});
+      (link as { connected: Promise<unknown> }).connected = connected;
+    }
+    return link;
+  };
+
+  return async (channel, listener, unwanted) => {
+    const link = current ?? open();
+    current = link;
+    link.users += 1;
+    let using = true;
+    const letGo = () => {
+      if (!using) return;
+      using = false;
+      link.users -= 1;
+      if (link.users === 0) close(link);
+    };
+    unwanted.addEventListener("abort", letGo, { once: true });
+    try {
+      await link.connected;
+      const listeners = link.channels.get(channel);
+      if (listeners) listeners.add(listener);
+      else {
+        await (ioredis
+          ? link.client.subscribe(channel)
+          : link.client.subscribe(channel, (message) => {
+              for (const each of link.channels.get(channel) ?? []) each.message(message);
+            }));
+        if (link.dead || !using) throw new Error("the subscriber connection closed");
+        link.channels.set(channel, new Set([...(link.channels.get(channel) ?? []), listener]));
+      }
+    } catch (error) {
+      letGo();
+      throw error;
+    } finally {
+      unwanted.removeEventListener("abort", letGo);
+    }
+    return () => {
+      const listeners = link.channels.get(channel);
+      if (listeners?.delete(listener) && listeners.size === 0 && !link.dead) {
+        link.channels.delete(channel);
+        link.client.unsubscribe(channel).catch(() => {});
+      }
+      letGo();
+    };
+  };
+}

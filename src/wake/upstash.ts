@@ -1,0 +1,123 @@
+import { backgroundTimer } from "../clock";
+import type { ChannelFeed, ChannelListener, SubscribeChannel } from "./feed";
+import { registerFeed } from "./feeds";
+import { channelHub } from "./hub";
+
+/** The part of `@upstash/redis`'s `Redis` that says where its REST endpoint is and how to authenticate. */
+interface UpstashHttp {
+  readonly client: { readonly baseUrl: string; readonly headers: Record<string, string> };
+}
+
+/** How long to wait for the server to confirm a subscription before polling without it, in ms. */
+const CONFIRM_WITHIN_MS = 2_000;
+
+/** Whether `client` is `@upstash/redis` (or built on it): a REST base URL and headers. */
+export function isUpstashHttp(client: unknown): client is UpstashHttp {
+  const http = (client as Partial<UpstashHttp> | null)?.client;
+  return typeof http?.baseUrl === "string" && typeof http.headers === "object" && http.headers !== null;
+}
+
+/**
+ * Subscriptions over Upstash's REST `subscribe` endpoint: one server-sent-events stream per
+ * channel (a SUBSCRIBE, billed as one command), read here rather than by the client's
+ * `subscribe()`, which cannot tell when a stream ends: a stream that ends or breaks is reported
+ * "ended" at once. Stopping aborts the stream and sends nothing.
+ */
+export function upstashSubscriber(client: UpstashHttp): SubscribeChannel {
+  return (channel, listener, unwanted) =>
+    new Promise((resolve, reject) => {
+      const stream = new AbortController();
+      let active = false;
+      const stop = () => stream.abort();
+      const give = (error: Error) => {
+        stop();
+        reject(error);
+      };
+      const onUnwanted = () => give(new Error("the subscription is no longer wanted"));
+      unwanted.addEventListener("abort", onUnwanted, { once: true });
+      const cancelTimer = backgroundTimer(CONFIRM_WITHIN_MS, () =>
+        give(new Error(`no subscription confirmed within ${CONFIRM_WITHIN_MS} ms`)),
+      );
+      const confirmed = () => {
+        active = true;
+        cancelTimer();
+        unwanted.removeEventListener("abort", onUnwanted);
+        resolve(stop);
+      };
+      const { baseUrl, headers } = client.client;
+      fetch(`${baseUrl}/subscribe/${encodeURIComponent(channel)}`, {
+        method: "POST",
+        headers: { ...headers, Accept: "text/event-stream" },
+        body: "[]",
+        signal: stream.signal,
+      })
+        .then((response) => read(response, channel, listener, confirmed))
+        .catch(() => {
+          // Aborted, refused or broken: told below.
+        })
+        .finally(() => {
+          cancelTimer();
+          if (active) listener.ended();
+          else give(new Error("the subscription stream closed before it was confirmed"));
+        });
+    });
+}
+
+/** Reads the stream's `data:` lines until it ends: the confirmation, then the channel's messages. */
+async function read(
+  response: Response,
+  channel: string,
+  listener: ChannelListener,
+  confirmed: () => void,
+): Promise<void> {
+  if (!response.ok || !response.body) throw new Error(`subscribe answered ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    const lines = buffer.split("\n");
+    buffer = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.startsWith("data: ")) continue;
+      const [kind, name] = line.slice(6).split(",", 2);
+      const payload = line.slice(6 + `${kind},${name},`.length);
+      if (kind === "subscribe" && name === channel) confirmed();
+      else if (kind === "message" && name === channel) listener.message(unquoted(payload));
+    }
+  }
+}
+
+/** A payload the server sent as a JSON string reads as that string. */
+function unquoted(payload: string): string {
+  if (!payload.startsWith('"')) return payload;
+  try {
+    return String(JSON.parse(payload));
+  } catch {
+    return payload;
+  }
+}
+
+/** Gives an `@upstash/redis` client its feed, for `enableWakeUps`. */
+export function enableUpstashWakeUps(client: UpstashHttp): void {
+  registerFeed(client, () => upstashFeedOf(client) as ChannelFeed);
+}
+
+const ownFeeds = new WeakMap<object, ChannelFeed>();
+
+/**
+ * The feed of an `@upstash/redis` client, made once per client whether or not `enableWakeUps`
+ * registered it: fair locks and semaphores use it for themselves (their waiters learn of their turn
+ * from the release), which turns wake-ups on for no other lock on the client.
+ */
+export function upstashFeedOf(client: unknown): ChannelFeed | undefined {
+  if (!isUpstashHttp(client)) return undefined;
+  let feed = ownFeeds.get(client);
+  if (feed === undefined) {
+    feed = channelHub(upstashSubscriber(client));
+    ownFeeds.set(client, feed);
+  }
+  return feed;
+}

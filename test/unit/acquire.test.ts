@@ -1,0 +1,339 @@
+// The acquisition loop's decisions, on a fake clock against a scripted store: when it tries, when it
+// subscribes to its lock's announcements and when it stops, what it undoes, and what its failure
+// says. The real stores and clients run in test/lock, test/clients and test/faults; this pins the policy.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { acquire, type Outcome } from "../../src/acquire";
+import { InstanceTimeoutError, LockRedisError } from "../../src/errors";
+import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
+import type { LockStore, Take, TakeRequest } from "../../src/store";
+import type { LockAcquireConfig } from "../../src/types";
+import type { FeedEvent, LockEvents } from "../../src/wake/feed";
+import { SubscribedWaiting } from "../../src/wake/subscribed";
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const RTT = 4;
+const now = () => performance.now();
+const reply = <T>(value: T, ms = RTT): Promise<T> =>
+  new Promise((resolve) => setTimeout(() => resolve(value), ms));
+
+/** A store whose lock is held until `freeAt` (ms since it was made, Infinity: never), recording every request. */
+class ScriptedStore implements LockStore {
+  readonly takes: { at: number; request: TakeRequest }[] = [];
+  readonly undone: string[] = [];
+  readonly left: string[] = [];
+  subscriptions = 0;
+  /** Whether a subscription is already active (another wait of the process made it). */
+  lingering = false;
+  /** Whether the client can subscribe at all. */
+  canSubscribe = true;
+  /** What the next takes do instead of answering: an error, or never answering. */
+  failures: ("refused" | "transient" | "silent")[] = [];
+  #listener: ((event: FeedEvent) => void) | undefined;
+  readonly #made = now();
+  freeAt = Number.POSITIVE_INFINITY;
+
+  readonly #events: LockEvents = {
+    waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(this.#events, meaning, fair, maxDelay),
+    active: () => this.lingering,
+    listen: (onEvent) => {
+      this.#listener = onEvent;
+      const listening = { stop: () => (this.#listener = undefined), since: now() };
+      if (this.lingering) return Promise.resolve(listening);
+      this.subscriptions += 1;
+      return reply(undefined).then(() => ({ ...listening, since: now() }));
+    },
+  };
+
+  events(): LockEvents | undefined {
+    return this.canSubscribe ? this.#events : undefined;
+  }
+
+  take(request: TakeRequest): Promise<Take> {
+    this.takes.push({ at: Math.round(now() - this.#made), request });
+    const failure = this.failures.shift();
+    if (failure === "silent") return new Promise(() => {});
+    if (failure) {
+      const error = new LockRedisError("id", "acquire", new Error(failure), {
+        refused: failure === "refused",
+      });
+      return new Promise((_, reject) => setTimeout(() => reject(error), RTT));
+    }
+    const held = now() - this.#made < this.freeAt;
+    return reply(
+      held ? { kind: "held", pttl: 60_000 } : { kind: "acquired", fencingToken: undefined, permit: 1 },
+    );
+  }
+
+  /** Announces `event` to the subscribed waiter, if any. */
+  announce(event: FeedEvent): void {
+    this.#listener?.(event);
+  }
+
+  async undo(_token: string, nonce: string): Promise<void> {
+    this.undone.push(nonce);
+  }
+
+  release = async () => true;
+  extend = async () => ({ held: true, pttl: 1 });
+  renew = async () => ({ held: true, pttl: 1 });
+  status = async () => ({ held: true, pttl: 1 });
+}
+
+function start(store: ScriptedStore, config?: LockAcquireConfig, lease?: number) {
+  const settings = resolveLockSettings({
+    id: "id",
+    redis: { eval: async () => 0 },
+    ...(lease ? { lease } : {}),
+  });
+  const background: Promise<unknown>[] = [];
+  const outcome = acquire({
+    lockId: "id",
+    store,
+    plan: resolveAcquirePlan(config, settings),
+    token: "token",
+    background: (work) => background.push(work),
+  });
+  return { outcome, background };
+}
+
+async function settle<T>(promise: Promise<T>): Promise<T> {
+  let done = false;
+  const result = promise.finally(() => {
+    done = true;
+  });
+  for (let step = 0; step < 10_000 && !done; step++) await vi.advanceTimersByTimeAsync(10);
+  return result;
+}
+
+describe("polling", () => {
+  it("the defaults: 3 tries 100 ms apart, no wait after the last, no subscription", async () => {
+    const store = new ScriptedStore();
+    const outcome = await settle(start(store).outcome);
+    expect(outcome).toMatchObject({ acquired: false, reason: "held", attempts: 3 });
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 208]);
+    expect(store.subscriptions).toBe(0);
+  });
+
+  it("every try carries a request id of its own", async () => {
+    const store = new ScriptedStore();
+    await settle(start(store).outcome);
+    expect(new Set(store.takes.map(({ request }) => request.nonce)).size).toBe(3);
+  });
+
+  it("acquires at the first try that finds the lock free", async () => {
+    const store = new ScriptedStore();
+    store.freeAt = 150;
+    const outcome = await settle(start(store).outcome);
+    expect(outcome).toMatchObject({ acquired: true, attempts: 3 });
+  });
+});
+
+describe("subscribing", () => {
+  it("a wait that spans many polls subscribes after its first refusal, then polls only as a safety net", async () => {
+    const store = new ScriptedStore();
+    const { outcome } = start(store, {
+      retry: { attempts: 50, delay: 100, maxDelay: 1_000 },
+      timeout: 3_000,
+    });
+    await vi.advanceTimersByTimeAsync(2_500);
+    expect(store.subscriptions).toBe(1);
+    // The first try, the next one (which covers the moments before the subscription was active),
+    // then one every maxDelay.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_104]);
+    store.freeAt = 0;
+    store.announce("released");
+    const result = await settle(outcome);
+    expect(result.acquired).toBe(true);
+    // Woken by the announcement, not by the next safety poll (at 3,104).
+    expect(store.takes.at(-1)?.at).toBeLessThan(2_500 + 5 * RTT);
+  });
+
+  it("a wait polling every second is handed the lock within a few round trips of the release", async () => {
+    const store = new ScriptedStore();
+    const { outcome } = start(store, {
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 },
+      timeout: 5_000,
+    });
+    await vi.advanceTimersByTimeAsync(300);
+    store.freeAt = 0;
+    const releasedAt = now();
+    store.announce("released");
+    const result = await settle(outcome);
+    expect(result.acquired).toBe(true);
+    if (result.acquired) expect(result.sentAt - releasedAt).toBeLessThanOrEqual(4 * RTT);
+  });
+
+  it("never with the default three attempts: polling is cheaper", async () => {
+    const store = new ScriptedStore();
+    await settle(start(store, { retry: { attempts: 3 } }).outcome);
+    expect(store.subscriptions).toBe(0);
+  });
+
+  it("not when the client cannot subscribe, or wakeOnRelease is off", async () => {
+    for (const [canSubscribe, wakeOnRelease] of [
+      [false, true],
+      [true, false],
+    ]) {
+      const store = new ScriptedStore();
+      store.canSubscribe = canSubscribe as boolean;
+      await settle(
+        start(store, { retry: { attempts: 20 }, wakeOnRelease: wakeOnRelease as boolean }).outcome,
+      );
+      expect(store.subscriptions).toBe(0);
+      expect(store.takes).toHaveLength(20);
+    }
+  });
+
+  it("joins a subscription that is already active before its first try, at no cost", async () => {
+    const store = new ScriptedStore();
+    store.lingering = true;
+    const { outcome } = start(store, { retry: { attempts: 50, delay: 100, maxDelay: 1_000 } });
+    await vi.advanceTimersByTimeAsync(1_500);
+    // Covered from the first try: the next poll is already a safety poll.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_000]);
+    expect(store.subscriptions).toBe(0);
+    store.freeAt = 0;
+    store.announce("released");
+    expect((await settle(outcome)).acquired).toBe(true);
+  });
+
+  it("an acquisition by another waiter sends a woken waiter back to its planned wait", async () => {
+    const store = new ScriptedStore();
+    const { outcome } = start(store, { retry: { attempts: 50, delay: 100, maxDelay: 1_000 } });
+    await vi.advanceTimersByTimeAsync(600);
+    const tries = store.takes.length;
+    store.announce("released");
+    store.announce("acquired");
+    await vi.advanceTimersByTimeAsync(200);
+    expect(store.takes).toHaveLength(tries);
+    store.freeAt = 0;
+    store.announce("released");
+    expect((await settle(outcome)).acquired).toBe(true);
+  });
+
+  it("a broken subscription sends the waiter back to polling at once, and it subscribes again", async () => {
+    const store = new ScriptedStore();
+    const { outcome } = start(store, { retry: { attempts: 50, delay: 100, maxDelay: 1_000 } });
+    await vi.advanceTimersByTimeAsync(600);
+    const tries = store.takes.length;
+    store.announce("ended");
+    await vi.advanceTimersByTimeAsync(50);
+    expect(store.takes.length).toBe(tries + 1);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(store.subscriptions).toBe(2);
+    store.freeAt = 0;
+    store.announce("released");
+    expect((await settle(outcome)).acquired).toBe(true);
+  });
+});
+
+describe("failing truthfully", () => {
+  it("Redis never answering: redis-error within one lease, the cause says no reply came", async () => {
+    const store = new ScriptedStore();
+    store.failures = ["silent"];
+    const { outcome, background } = start(store, undefined, 1_000);
+    const result = (await settle(outcome)) as Outcome & { acquired: false };
+    expect(result.reason).toBe("redis-error");
+    expect(result.error?.cause).toBeInstanceOf(InstanceTimeoutError);
+    expect(result.elapsedMs).toBeLessThanOrEqual(1_000);
+    // The abandoned try is handed to the background, to be undone if it ever answers.
+    expect(background).toHaveLength(1);
+  });
+
+  it("a timeout with no answer at all is an outage, not contention", async () => {
+    const store = new ScriptedStore();
+    store.failures = ["silent"];
+    const result = await settle(start(store, { timeout: 300 }).outcome);
+    expect(result).toMatchObject({ acquired: false, reason: "redis-error" });
+  });
+
+  it("a timeout after tries found the lock held is a timeout", async () => {
+    const store = new ScriptedStore();
+    const result = await settle(start(store, { timeout: 300 }).outcome);
+    expect(result).toMatchObject({ acquired: false, reason: "timeout" });
+  });
+
+  it("a transient failure is undone (by its request id alone) and retried", async () => {
+    const store = new ScriptedStore();
+    store.failures = ["transient"];
+    store.freeAt = 0;
+    const result = await settle(start(store).outcome);
+    expect(result.acquired).toBe(true);
+    expect(store.undone).toEqual([store.takes[0]?.request.nonce]);
+  });
+
+  it("a refusal is not retried: one request, and the error says Redis refused", async () => {
+    const store = new ScriptedStore();
+    store.failures = ["refused"];
+    const result = (await settle(start(store).outcome)) as Outcome & { acquired: false };
+    expect(store.takes).toHaveLength(1);
+    expect(result.reason).toBe("redis-error");
+    expect(result.error?.refused).toBe(true);
+  });
+});
+
+describe("cancelling", () => {
+  it("an abort while a try is in flight rejects at once, and the try is undone when it answers", async () => {
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    const abort = new AbortController();
+    const { outcome, background } = start(store, { signal: abort.signal });
+    const rejected = expect(outcome).rejects.toBe("stop");
+    abort.abort("stop");
+    await rejected;
+    await vi.advanceTimersByTimeAsync(RTT);
+    await Promise.all(background);
+    expect(store.undone).toEqual([store.takes[0]?.request.nonce]);
+  });
+});
+
+describe("a Lock instance's own turn", () => {
+  it("while the instance holds, tries send nothing; the turn's end wakes the wait at once", async () => {
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    let release!: () => void;
+    let busy: Promise<void> | undefined = new Promise((resolve) => {
+      release = resolve;
+    });
+    const settings = resolveLockSettings({ id: "id", redis: { eval: async () => 0 } });
+    const outcome = acquire({
+      lockId: "id",
+      store,
+      plan: resolveAcquirePlan({ retry: { attempts: 10, delay: 1_000 } }, settings),
+      token: "t",
+      background: () => {},
+      turn: () => busy,
+    });
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(store.takes).toHaveLength(0);
+    busy = undefined;
+    release();
+    for (let hop = 0; hop < 100; hop++) await Promise.resolve();
+    expect(store.takes.map(({ at }) => at)).toEqual([1_500]);
+    expect((await settle(outcome)).acquired).toBe(true);
+  });
+});
+
+describe("a lease too short to survive a round trip", () => {
+  it("is named in a process warning once per lock id, as a lease meant in seconds would be", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    const settings = resolveLockSettings({ id: "short-lease", redis: { eval: async () => 0 }, lease: 6 });
+    const run = () =>
+      settle(
+        acquire({ lockId: "short-lease", store, plan: settings.plain, token: "t", background: () => {} }),
+      );
+    await run();
+    await run();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(/lease of 6 ms.*milliseconds/);
+    warn.mockRestore();
+  });
+});

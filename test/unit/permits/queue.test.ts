@@ -1,0 +1,64 @@
+import { createHash } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { resolveAcquirePlan, resolveLockSettings } from "../../../src/options";
+import { takeSeat } from "../../../src/permits/queue";
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["performance", "Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const settings = resolveLockSettings({ id: "id", redis: { eval: async () => 0 }, lease: 10_000 });
+const plan = resolveAcquirePlan({ retry: { delay: 50, maxDelay: 500 } }, settings);
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
+
+async function seated(token = "token") {
+  const seat = takeSeat(token, plan);
+  // Grants name the waiter by a hash computed off the hot path.
+  await vi.waitFor(() => expect(seat.meaning(`granted:${sha1(seat.member)}:0:1:1`)).toBe("grant"));
+  return seat;
+}
+
+describe("a fair waiter's seat", () => {
+  it("names the waiter uniquely per acquisition, with its grant and its token", () => {
+    const [a, b] = [takeSeat("token", plan), takeSeat("token", plan)];
+    expect(a.member).not.toBe(b.member);
+    // Its longest wait between tries (500 ms) plus the grace: how long it stands in for itself.
+    expect(a.member).toMatch(/^\d+-[0-9a-z]{6}:2500:token$/);
+    expect(a.ticket(false)).toEqual({ member: a.member, now: Date.now(), entryMs: 2_500, lastTry: false });
+  });
+
+  it("is woken by a grant to itself, and by an unnamed release only when first in line", async () => {
+    const seat = await seated();
+    const ticket = seat.ticket(false);
+    seat.note({ kind: "held", pttl: 100, ahead: 2, place: 7 }, ticket);
+    expect(seat.queued).toBe(true);
+    expect(seat.meaning("released")).toBe("ignore");
+    expect(seat.meaning(`granted:${sha1("someone else")}:7:2500:1` as const)).toBe("ignore");
+    seat.note({ kind: "held", pttl: 100, ahead: 0, place: 7 }, ticket);
+    expect(seat.meaning("released")).toBe("now");
+    expect(seat.meaning("acquired")).toBe("ignore");
+  });
+
+  it("trusts a grant only for the place its last try found, and only with half of it left", async () => {
+    const seat = await seated();
+    seat.note({ kind: "held", pttl: 100, ahead: 0, place: 7 }, seat.ticket(false));
+    const refusedAt = performance.now();
+    const grant = (place: number, ms: number) => `granted:${sha1(seat.member)}:${place}:${ms}:3` as const;
+    expect(seat.granted(grant(6, 2_500), refusedAt)).toBeUndefined();
+    vi.advanceTimersByTime(1_300);
+    expect(seat.granted(grant(7, 2_500), refusedAt)).toBeUndefined();
+    expect(seat.granted(grant(7, 5_000), refusedAt)).toEqual({ sentAt: refusedAt, pttl: 5_000, permit: 3 });
+    expect(seat.queued).toBe(false);
+  });
+
+  it("its last try leaves the line; a failed try may have queued it", () => {
+    const seat = takeSeat("token", plan);
+    seat.note({ kind: "held", pttl: 100, ahead: 0, place: 1 }, seat.ticket(true));
+    expect(seat.queued).toBe(false);
+    seat.note(undefined, seat.ticket(false));
+    expect(seat.queued).toBe(true);
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { isRefusal, redacted, summarize } from "../../../src/redis/failure";
+
+const TOKEN = "3925dc98-8c52-423e-b67d-e242aa6beb34";
+// What @upstash/redis throws for a non-2xx answer: the error, then the whole command, script and token.
+const upstash = Object.assign(
+  new Error(
+    `WRONGTYPE Operation against a key holding the wrong kind of value script: 443e, on @user_script:5., command was: ["eval","#!lua flags=allow-key-locking\\nif redis.call(\\"GET\\", KEYS[2]) == ARGV[2] then",2,"k","{k}:receipt","${TOKEN}","y0pe"]`,
+  ),
+  { name: "UpstashError" },
+);
+
+describe("summarize", () => {
+  it("keeps what Redis said, without the quoted command, the client's prefix, or the token", () => {
+    expect(summarize(upstash, TOKEN)).toBe(
+      "WRONGTYPE Operation against a key holding the wrong kind of value script: 443e, on @user_script:5.",
+    );
+    expect(summarize(new Error("Command failed: NOPERM this user has no permissions"))).toBe(
+      "NOPERM this user has no permissions",
+    );
+    expect(summarize(new Error(`first line ${TOKEN}\nsecond`), TOKEN)).toBe("first line <token>");
+    expect(summarize("x".repeat(500))).toHaveLength(200);
+  });
+});
+
+describe("isRefusal", () => {
+  it.each([
+    "Unauthorized, command was: [...]",
+    "WRONGPASS invalid or missing auth token",
+    "NOAUTH Authentication required.",
+    "NOPERM this user has no permissions to run the 'evalsha' command",
+    "WRONGTYPE Operation against a key holding the wrong kind of value",
+    "ERR unknown command 'evalsha'",
+    "ERR Error running script (call to f_1): @user_script:1: bad",
+  ])("%s: no retry can heal it", (message) => {
+    expect(isRefusal(new Error(message))).toBe(true);
+  });
+
+  it.each([
+    "fetch failed",
+    "connect ECONNREFUSED 127.0.0.1:6379",
+    "Connection is closed.",
+    "LOADING Redis is loading the dataset in memory",
+    "ERR Redis is unreachable: connect ECONNREFUSED",
+    "BUSY Redis is busy running a script",
+    "no reply within 200 ms",
+  ])("%s: a transport failure, worth a retry", (message) => {
+    expect(isRefusal(new Error(message))).toBe(false);
+  });
+});
+
+describe("redacted", () => {
+  it("copies the name, a summarized message, scalar properties and stack frames, without the token", () => {
+    const inner = Object.assign(new Error(`socket hang up near ${TOKEN}`), {
+      code: "ECONNRESET",
+      errno: -104,
+    });
+    const outer = Object.assign(new Error(`request for ${TOKEN} failed`, { cause: inner }), {
+      name: "ReplyError",
+      command: { name: "evalsha", args: [TOKEN] },
+      status: 500,
+    });
+    const copy = redacted(outer, TOKEN) as Error & Record<string, unknown>;
+    expect(copy.name).toBe("ReplyError");
+    expect(copy.message).toBe("request for <token> failed");
+    expect(copy.status).toBe(500);
+    expect(copy.command).toBeUndefined();
+    expect((copy.cause as Error & { code: string }).code).toBe("ECONNRESET");
+    const text =
+      JSON.stringify({ ...copy, cause: { ...(copy.cause as object) } }) +
+      copy.stack +
+      (copy.cause as Error).stack;
+    expect(text).not.toContain(TOKEN);
+    expect(copy.stack).toMatch(/^ReplyError: request for <token> failed\n\s+at /);
+  });
+
+  it("leaves no trace of the script text", () => {
+    expect((redacted(upstash, TOKEN) as Error).message).not.toMatch(/allow-key-locking|redis\.call/);
+  });
+});

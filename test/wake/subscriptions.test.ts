@@ -1,0 +1,109 @@
+// Waits that believe they are covered by a subscription that is gone (issue 15, items 4 and 5): a
+// reconnected connection is a new one, listeners are counted one by one, and a stream that ends is noticed.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enableWakeUps, Lock } from "../../src/index";
+import { eventChannel } from "../../src/keys";
+import { type LocalStack, startLocalStack } from "../../stack/local-stack";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { waitUntil } from "../faults/support/time";
+import { uniqueId } from "../support/redis";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as const;
+
+async function subscribers(admin: IoRedis, channel: string): Promise<number> {
+  const reply = (await admin.pubsub("NUMSUB", channel)) as [string, number];
+  return Number(reply[1]);
+}
+
+describe("ioredis: a subscription after the client reconnected by itself", () => {
+  let server: RedisServerHandle;
+  let admin: IoRedis;
+  let redis: IoRedis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new IoRedis(server.port, "127.0.0.1");
+    redis = new IoRedis(server.port, "127.0.0.1");
+    enableWakeUps(redis);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    redis.disconnect();
+    await server.stop();
+  });
+
+  it("a second waiter stays subscribed when the first one's wait ends, and is woken at once", async () => {
+    const id = uniqueId("reconnect");
+    const channel = (await eventChannel(id)) as string;
+    const holder = new Lock({ id, redis, lease: 20_000 });
+    expect(await holder.acquire()).toBe(true);
+    const first = new AbortController();
+    const waitingA = new Lock({ id, redis, ...LONG_WAIT })
+      .acquire({ signal: first.signal })
+      .catch(() => false);
+    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "first waiter subscribed");
+    await admin.call("CLIENT", "KILL", "TYPE", "pubsub");
+    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "resubscribed after the kill");
+    const waitingB = new Lock({ id, redis, ...LONG_WAIT }).acquire();
+    await pause(800);
+    first.abort();
+    await waitingA;
+    await pause(400);
+    expect(await subscribers(admin, channel)).toBeGreaterThanOrEqual(1);
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
+    expect(await waitingB).toBe(true);
+    // Woken by the release, not by its next safety poll, which is 4 s away.
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+  }, 20_000);
+});
+
+describe("@upstash/redis: an event stream that ends", () => {
+  let stack: LocalStack;
+  let admin: IoRedis;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    admin = new IoRedis(stack.redisUrl);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await stack.stop();
+  });
+
+  it.each([
+    [
+      "Redis drops the subscriber connection; the proxy ends the stream",
+      () => admin.call("CLIENT", "KILL", "TYPE", "pubsub"),
+    ],
+    ["the proxy ends the stream cleanly", async () => stack.proxy.endSubscriptions()],
+    ["the proxy drops the stream's socket", async () => stack.proxy.dropSubscriptions()],
+  ])(
+    "%s: noticed; the waiter subscribes anew and is woken promptly",
+    async (_how, endStream) => {
+      const { Redis } = await import("@upstash/redis");
+      const redis = new Redis({ url: stack.url, token: stack.token, retry: false, enableTelemetry: false });
+      enableWakeUps(redis);
+      const id = uniqueId("stream-end");
+      const channel = (await eventChannel(id)) as string;
+      const holder = new Lock({ id, redis, lease: 20_000 });
+      expect(await holder.acquire()).toBe(true);
+      const waiting = new Lock({ id, redis, ...LONG_WAIT }).acquire();
+      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "waiter subscribed");
+      const before = stack.proxy.stats.subscriptions;
+      await endStream();
+      // The waiter learns it at once, with no error event from the client, and subscribes again.
+      await waitUntil(
+        () => stack.proxy.stats.subscriptions > before,
+        "subscribed again after the stream ended",
+      );
+      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the new subscription is active");
+      const releasedAt = performance.now();
+      expect(await holder.release()).toBe(true);
+      expect(await waiting).toBe(true);
+      // Woken by the release, not by its next safety poll, which is 4 s away.
+      expect(performance.now() - releasedAt).toBeLessThan(2_000);
+    },
+    20_000,
+  );
+});
