@@ -1,17 +1,11 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
 import type { Redis as UpstashRedis } from "@upstash/redis";
-import { Lock } from "../dist/index.js";
+import { enableWakeUps, Lock } from "../dist/index.js";
+import { byRoute, type RequestCounts } from "../test/support/request-counter";
 import { upstashClient } from "./clients";
 import type { ContentionResults } from "./contention";
 import type { BenchEnvironment } from "./environment";
-import {
-  type CountingPassThrough,
-  countedDuring,
-  snapshotWire,
-  startCountingPassThrough,
-  type WireCounts,
-  wireSince,
-} from "./pass-through";
+import { type CountingPassThrough, startCountingPassThrough } from "./pass-through";
 import { round } from "./stats";
 import { WAIT_ATTEMPTS } from "./variants";
 import { lockId, proxyAgreesWith } from "./wire";
@@ -103,6 +97,9 @@ export async function measureCommands(
     const redis = upstashClient({ url: counted.url, token: http.token });
     const holderRedis = upstashClient({ url: holders.url, token: http.token });
     const fresh = () => upstashClient({ url: counted.url, token: http.token });
+    // The contender of the wake-ups row: 0.2.1 has none and ignores it, ours subscribes.
+    const wakeRedis = fresh();
+    enableWakeUps(wakeRedis);
     const costs: Record<Library["name"], Map<string, CommandCost>> = { ours: new Map(), v021: new Map() };
     for (const library of LIBRARIES) {
       const put = (row: string, cost: CommandCost) => costs[library.name].set(row, cost);
@@ -118,6 +115,9 @@ export async function measureCommands(
       put("contended win", await contendedWin(counted, holder, contender, shape.fast));
       put("contended fail", await contendedFail(counted, holder, contender, shape.slow));
       put("long wait", await longWait(counted, holder, contender, shape.slow));
+      const wakeContender = (retry?: typeof LONG_WAIT_RETRY) =>
+        library.lock(id("contended"), wakeRedis, retry);
+      put("long wait, wake-ups", await longWait(counted, holder, wakeContender, shape.slow));
     }
     const row = (id: string, operation: string, scenario: string): CommandRow => {
       const [ours, v021] = [costs.ours.get(id), costs.v021.get(id)];
@@ -148,16 +148,21 @@ export async function measureCommands(
       row(
         "long wait",
         "acquire, long wait",
-        `\`retry: { attempts: ${LONG_WAIT_RETRY.attempts}, delay: ${LONG_WAIT_RETRY.delay} }\`, another owner releasing ${LONG_WAIT_HOLD_MS / 1000} s after the call; subscriptions included, the holder not counted`,
+        `\`retry: { attempts: ${LONG_WAIT_RETRY.attempts}, delay: ${LONG_WAIT_RETRY.delay} }\`, another owner releasing ${LONG_WAIT_HOLD_MS / 1000} s after the call; the holder not counted`,
+      ),
+      row(
+        "long wait, wake-ups",
+        "acquire, long wait, `enableWakeUps`",
+        `the long wait on a client for which \`enableWakeUps(redis)\` was called (0.2.1 has no wake-ups and polls as before): ours subscribes to the lock's releases, the subscription included`,
       ),
     ];
     return {
       rows,
       proxyAgrees:
         proxyBefore && env.proxyStats
-          ? proxyAgreesWith(env.proxyStats, proxyBefore, [counted.counts, holders.counts])
+          ? proxyAgreesWith(env.proxyStats, proxyBefore, [counted.counter.counts, holders.counter.counts])
           : undefined,
-      uncountedByRoute: { ...counted.counts.uncountedByRoute },
+      uncountedByRoute: { ...counted.counter.counts.uncountedByRoute },
     };
   } finally {
     await Promise.all([counted.close(), holders.close()]);
@@ -178,7 +183,12 @@ async function uncontended(
   samples: number,
   warm: boolean,
 ): Promise<Record<Uncontended, CommandCost>> {
-  const counts: Record<Uncontended, WireCounts[]> = { acquire: [], extend: [], getStatus: [], release: [] };
+  const counts: Record<Uncontended, RequestCounts[]> = {
+    acquire: [],
+    extend: [],
+    getStatus: [],
+    release: [],
+  };
   const unexpected: Record<Uncontended, number> = { acquire: 0, extend: 0, getStatus: 0, release: 0 };
   const expect = (op: Uncontended, ok: boolean) => {
     if (!ok) unexpected[op] += 1;
@@ -193,18 +203,18 @@ async function uncontended(
   for (let index = 0; index < samples; index++) {
     const lock = make();
     counts.acquire.push(
-      await countedDuring(passThrough, async () => expect("acquire", await lock.acquire())),
+      await passThrough.counter.during(async () => expect("acquire", await lock.acquire())),
     );
     counts.extend.push(
-      await countedDuring(passThrough, async () => expect("extend", await lock.extend(1_000))),
+      await passThrough.counter.during(async () => expect("extend", await lock.extend(1_000))),
     );
     counts.getStatus.push(
-      await countedDuring(passThrough, async () =>
+      await passThrough.counter.during(async () =>
         expect("getStatus", (await lock.getStatus()) === "ACQUIRED"),
       ),
     );
     counts.release.push(
-      await countedDuring(passThrough, async () => expect("release", await lock.release())),
+      await passThrough.counter.during(async () => expect("release", await lock.release())),
     );
   }
   return {
@@ -222,17 +232,17 @@ async function contendedWin(
   contender: () => Subject,
   samples: number,
 ): Promise<CommandCost> {
-  const counts: WireCounts[] = [];
+  const counts: RequestCounts[] = [];
   let unexpected = 0;
   for (let index = 0; index < samples; index++) {
     const [held, waiting] = [holder(), contender()];
     if (!(await held.acquire())) throw new Error("the holder could not take the lock");
-    const before = snapshotWire(passThrough.counts);
+    const before = passThrough.counter.snapshot();
     const acquiring = waiting.acquire();
-    await passThrough.answered(before.responses + 1);
+    await passThrough.counter.whenAnswered(before.responses + 1);
     await held.release();
     const won = await acquiring;
-    counts.push(wireSince(passThrough, before));
+    counts.push(passThrough.counter.since(before));
     if (won) await waiting.release();
     else unexpected += 1;
   }
@@ -246,14 +256,14 @@ async function contendedFail(
   contender: () => Subject,
   samples: number,
 ): Promise<CommandCost> {
-  const counts: WireCounts[] = [];
+  const counts: RequestCounts[] = [];
   let unexpected = 0;
   for (let index = 0; index < samples; index++) {
     const [held, waiting] = [holder(), contender()];
     if (!(await held.acquire())) throw new Error("the holder could not take the lock");
     let won = false;
     counts.push(
-      await countedDuring(passThrough, async () => {
+      await passThrough.counter.during(async () => {
         won = await waiting.acquire();
       }),
     );
@@ -273,7 +283,7 @@ async function longWait(
   contender: (retry: typeof LONG_WAIT_RETRY) => Subject,
   samples: number,
 ): Promise<CommandCost> {
-  const counts: WireCounts[] = [];
+  const counts: RequestCounts[] = [];
   let unexpected = 0;
   for (let index = 0; index < samples; index++) {
     const [held, waiting] = [holder(), contender(LONG_WAIT_RETRY)];
@@ -281,7 +291,7 @@ async function longWait(
     let won = false;
     let released: Promise<unknown> = Promise.resolve();
     counts.push(
-      await countedDuring(passThrough, async () => {
+      await passThrough.counter.during(async () => {
         const acquiring = waiting.acquire();
         const timer = setTimeout(() => {
           released = held.release();
@@ -299,25 +309,25 @@ async function longWait(
   return mean(counts, unexpected);
 }
 
-function mean(list: readonly WireCounts[], unexpected: number): CommandCost {
-  const average = (pick: (counts: WireCounts) => number) =>
+function mean(list: readonly RequestCounts[], unexpected: number): CommandCost {
+  const average = (pick: (counts: RequestCounts) => number) =>
     list.length === 0
       ? Number.NaN
       : round(list.reduce((sum, counts) => sum + pick(counts), 0) / list.length, 2);
   return {
     requests: average((counts) => counts.requests),
     commands: average((counts) => counts.commands),
-    bodyBytes: average((counts) => counts.bodyBytes),
-    routes: [...new Set(list.flatMap((counts) => Object.keys(counts.byRoute)))].sort(),
+    bodyBytes: average((counts) => counts.requestBytes),
+    routes: [...new Set(list.flatMap((counts) => Object.keys(byRoute(counts))))].sort(),
     samples: list.length,
     unexpected,
   };
 }
 
 /**
- * The results with the contended-cycle row added from section 3: everything the K = 8 workers sent
+ * The results with the contended-cycle rows added from section 3: everything the K = 8 workers sent
  * (acquire and release, subscriptions included) per critical section, ours with its defaults
- * (waiting with the bench's long attempts) against 0.2.1 polling every 100 ms (its default delay).
+ * (polling) and with wake-ups enabled, against 0.2.1 polling every 100 ms (its default delay).
  */
 export function withContendedCycle(
   commands: CommandsResults,
@@ -325,10 +335,9 @@ export function withContendedCycle(
 ): CommandsResults {
   const find = (variant: string) =>
     contention?.summary.find((row) => row.variant === variant && row.k === CYCLE_K);
-  const ours = find("ours-wake");
   const old = find("v021-d100");
-  if (!ours || !old) return commands;
-  const cost = (row: NonNullable<typeof ours>): CommandCost => ({
+  if (!old) return commands;
+  const cost = (row: NonNullable<typeof old>): CommandCost => ({
     requests: row.requestsPerAcquire,
     commands: row.commandsPerAcquire ?? Number.NaN,
     bodyBytes: row.requestBytesPerAcquire ?? Number.NaN,
@@ -336,17 +345,27 @@ export function withContendedCycle(
     samples: row.rounds,
     unexpected: row.failures,
   });
-  return {
-    ...commands,
-    rows: [
-      ...commands.rows,
-      {
-        id: "contended cycle",
-        operation: `acquire + release, K = ${CYCLE_K} contending`,
-        scenario: `section 3: everything the ${CYCLE_K} workers sent ÷ critical sections (medians over ${ours.rounds} rounds), subscriptions included; both with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and otherwise their defaults (ours subscribing only to long single-holder waits, 0.2.1 polling every 100 ms)`,
-        ours: cost(ours),
-        v021: cost(old),
-      },
-    ],
-  };
+  const both = `both with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\`, 0.2.1 polling every 100 ms (its default)`;
+  const rows: CommandRow[] = [];
+  const ours = find("ours-poll");
+  if (ours) {
+    rows.push({
+      id: "contended cycle",
+      operation: `acquire + release, K = ${CYCLE_K} contending`,
+      scenario: `section 3: everything the ${CYCLE_K} workers sent ÷ critical sections (medians over ${ours.rounds} rounds); ${both}, ours with its defaults (polling every 100 ms)`,
+      ours: cost(ours),
+      v021: cost(old),
+    });
+  }
+  const woken = find("ours-wake");
+  if (woken) {
+    rows.push({
+      id: "contended cycle, wake-ups",
+      operation: `acquire + release, K = ${CYCLE_K} contending, \`enableWakeUps\``,
+      scenario: `section 3, as above, ours with \`enableWakeUps(redis)\` (subscribing only to long single-holder waits), subscriptions included`,
+      ours: cost(woken),
+      v021: cost(old),
+    });
+  }
+  return { ...commands, rows: [...commands.rows, ...rows] };
 }

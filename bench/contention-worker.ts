@@ -1,10 +1,11 @@
 // A contention worker: one of K processes that loop acquire → work → release on one shared key.
 // Long-lived: the orchestrator starts a pool once and sends it one `run` message per point.
+
+import type { RequestCounts } from "../test/support/request-counter";
 import { childConfig, report, reportFailure } from "./children";
-import { closeClients, createClients, type Endpoints } from "./clients";
+import { closeClients, connectClients, createClients, type Endpoints } from "./clients";
 import { sharedNow, sleep, sleepUntil } from "./clock";
-import { countFetches, diffHttp, diffRecord, type HttpCounts, snapshotHttp } from "./http-counter";
-import { countIoredisCommands } from "./ioredis-counter";
+import { countFetches, countIoredisCommands } from "./taps";
 import { lockHandle, type Transport, type VariantId } from "./variants";
 
 /** What the orchestrator asks of one worker for one point. */
@@ -27,20 +28,21 @@ export interface WorkerReport {
   readonly failures: number;
   /** release() calls that reported the lock was not ours any more. */
   readonly releaseMisses: number;
-  readonly http: HttpCounts;
-  readonly tcpCommands: Record<string, number>;
+  /** What the process's `@upstash/redis` clients sent (counted at `fetch`). */
+  readonly http: RequestCounts;
+  /** What its ioredis clients sent, by command. */
+  readonly tcp: RequestCounts;
   readonly firstError?: string;
 }
 
 const endpoints = childConfig<Endpoints>();
-const httpCounts = countFetches();
-const tcpCounts = countIoredisCommands();
+const httpCounter = countFetches();
+const tcpCounter = countIoredisCommands();
 const clients = createClients(endpoints);
 
 try {
   // Connect and warm up before the orchestrator starts the clock.
-  await clients.upstash?.ping();
-  await clients.ioredis?.ping();
+  await connectClients(clients);
   report({ type: "ready" });
 } catch (error) {
   reportFailure(error);
@@ -59,8 +61,8 @@ process.on("message", (message: RunMessage | { type: "exit" }) => {
 
 async function runPoint(run: RunMessage): Promise<WorkerReport> {
   const handle = await lockHandle(run.variant, run.transport, clients, run.key, true);
-  const httpBefore = snapshotHttp(httpCounts);
-  const tcpBefore = { ...tcpCounts };
+  const httpBefore = httpCounter.snapshot();
+  const tcpBefore = tcpCounter.snapshot();
   const sections: number[] = [];
   let failures = 0;
   let releaseMisses = 0;
@@ -93,8 +95,8 @@ async function runPoint(run: RunMessage): Promise<WorkerReport> {
     sections,
     failures,
     releaseMisses,
-    http: diffHttp(httpCounts, httpBefore),
-    tcpCommands: diffRecord(tcpCounts, tcpBefore),
+    http: httpCounter.since(httpBefore),
+    tcp: tcpCounter.since(tcpBefore),
     ...(firstError === undefined ? {} : { firstError }),
   };
 }

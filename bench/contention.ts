@@ -1,14 +1,13 @@
-import type { ProxyStats } from "../stack/proxy/stats";
+import { addCounts, billedAtProxy, byRoute, emptyCounts } from "../test/support/request-counter";
 import { Child } from "./children";
 import type { Endpoints } from "./clients";
 import { sharedNow, sleep } from "./clock";
 import type { RunMessage, WorkerReport } from "./contention-worker";
 import type { BenchEnvironment } from "./environment";
-import { addHttp, addRecord, emptyHttp } from "./http-counter";
-import { CONNECTION_SETUP_COMMANDS, PUBSUB_COMMANDS } from "./ioredis-counter";
 import { diffServer, readServerCounters, type ServerCounters } from "./redis-info";
 import { median, round, type Summary, summarize } from "./stats";
-import { permitsOf, type Transport, VARIANT_LABELS, type VariantId } from "./variants";
+import { CONNECTION_SETUP_COMMANDS, PUBSUB_COMMANDS } from "./taps";
+import { permitsOf, type Transport, VARIANT_LABELS, type VariantId, WAKE_UP_VARIANTS } from "./variants";
 
 /** One run of K workers on one variant. */
 export interface ContentionPoint {
@@ -230,7 +229,7 @@ export async function measureContention(
         });
         points.push(point);
         log(
-          `  ${transport} K=${String(k).padStart(2)} ${VARIANT_LABELS[variant].padEnd(40)} ` +
+          `  ${transport} K=${String(k).padStart(2)} ${VARIANT_LABELS[variant].padEnd(52)} ` +
             `${point.sectionsPerSecond.toFixed(1).padStart(6)}/s  handover p50 ${point.handover.p50.toFixed(2)} ms, to a waiter ${point.waiterHandover.p50.toFixed(2)} ms  ` +
             `fairness ${point.fairnessRatio.toFixed(2)}  ` +
             `${point.requestsPerAcquire.toFixed(2)} req${point.commandsPerAcquire === undefined ? "" : `, ${point.commandsPerAcquire.toFixed(2)} cmd`}/acquire${point.failures ? `  ${point.failures} failures` : ""}`,
@@ -262,8 +261,7 @@ interface PointSpec {
 }
 
 async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec): Promise<ContentionPoint> {
-  const proxyBefore: ProxyStats | undefined =
-    spec.transport === "http" && env.proxyStats ? { ...env.proxyStats } : undefined;
+  const proxyBefore = spec.transport === "http" && env.proxyStats ? billedAtProxy(env.proxyStats) : undefined;
   const serverBefore: ServerCounters | undefined =
     spec.transport === "tcp" && env.tcpAdmin ? await readServerCounters(env.tcpAdmin) : undefined;
   // Time for the message to reach every worker before the clock starts.
@@ -282,7 +280,7 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
     spec.durationMs + 180_000,
   );
   const serverAfter = serverBefore && env.tcpAdmin ? await readServerCounters(env.tcpAdmin) : undefined;
-  const proxyAfter = proxyBefore && env.proxyStats ? { ...env.proxyStats } : undefined;
+  const proxyAfter = proxyBefore && env.proxyStats ? billedAtProxy(env.proxyStats) : undefined;
 
   const sections = reports
     .flatMap((report, worker) =>
@@ -313,18 +311,17 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
   );
   const meanPerWorker = inWindow.length / Math.max(1, reports.length);
   const all = Math.max(1, sections.length);
-  const http = emptyHttp();
-  const commands: Record<string, number> = {};
+  const http = emptyCounts();
+  const tcp = emptyCounts();
   for (const report of reports) {
-    addHttp(http, report.http);
-    addRecord(commands, report.tcpCommands);
+    addCounts(http, report.http);
+    addCounts(tcp, report.tcp);
   }
   const sumOf = (names: Set<string>) =>
-    Object.entries(commands).reduce((total, [name, count]) => total + (names.has(name) ? count : 0), 0);
-  const commandsSent = Object.values(commands).reduce((total, count) => total + count, 0);
+    Object.entries(tcp.byPath).reduce((total, [name, count]) => total + (names.has(name) ? count : 0), 0);
   const onSubscribeRoutes = (record: Record<string, number>) =>
     (record["/subscribe"] ?? 0) + (record["/psubscribe"] ?? 0);
-  const subscribeRequests = onSubscribeRoutes(http.byRoute);
+  const subscribeRequests = onSubscribeRoutes(byRoute(http));
   const failedSubscriptions = onSubscribeRoutes(http.failedByRoute);
   const pubsubCommands = sumOf(PUBSUB_COMMANDS);
   const wakeUpTraffic =
@@ -351,11 +348,11 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
     fairnessMax: Math.max(...perWorker),
     fairnessRatio: meanPerWorker === 0 ? 0 : round(Math.min(...perWorker) / meanPerWorker),
     allSections: sections.length,
-    requestsPerAcquire: round((spec.transport === "http" ? http.requests : commandsSent) / all),
+    requestsPerAcquire: round((spec.transport === "http" ? http : tcp).requests / all),
     ...(spec.transport === "http"
       ? {
           commandsPerAcquire: round(http.commands / all),
-          requestBytesPerAcquire: round(http.bodyBytes / all, 1),
+          requestBytesPerAcquire: round(http.requestBytes / all, 1),
           uncountedByRoute: http.uncountedByRoute,
         }
       : {}),
@@ -365,13 +362,7 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
     ...(proxyBefore && proxyAfter
       ? {
           proxyRequestsPerAcquire: round((proxyAfter.requests - proxyBefore.requests) / all),
-          proxyCommandsPerAcquire: round(
-            (proxyAfter.commands +
-              proxyAfter.subscriptions -
-              proxyBefore.commands -
-              proxyBefore.subscriptions) /
-              all,
-          ),
+          proxyCommandsPerAcquire: round((proxyAfter.commands - proxyBefore.commands) / all),
         }
       : {}),
     ...(server
@@ -386,14 +377,6 @@ async function runPoint(env: BenchEnvironment, pool: WorkerPool, spec: PointSpec
   };
 }
 
-/** Ours with wake-ups on (the defaults, and fair waiters, which subscribe at once). */
-const SUBSCRIBING_VARIANTS: ReadonlySet<VariantId> = new Set<VariantId>([
-  "ours-wake",
-  "ours-fair",
-  "sem-ours",
-  "sem-ours-fair",
-]);
-
 /**
  * For ours with wake-ups: whether waiters subscribed successfully. Undefined when nobody
  * subscribed (K = 1, or no wait long enough) or for other variants.
@@ -404,7 +387,7 @@ function wakeUpsActive(
   failed: number,
   pubsub: number,
 ): boolean | undefined {
-  if (!SUBSCRIBING_VARIANTS.has(spec.variant)) return undefined;
+  if (!WAKE_UP_VARIANTS.has(spec.variant)) return undefined;
   if (spec.transport === "tcp") return pubsub > 0 ? true : undefined;
   return subscribes === 0 ? undefined : subscribes > failed;
 }

@@ -1,31 +1,47 @@
-// The waiter's view: one holder, one waiter, default retry policy (100 ms polling). How long after
+// The waiter's view: one holder, one waiter, default retry policy (100 ms polling), and the issue's
+// long wait polling every second (which wake-ups must hand over within 2 round trips + 2 ms). How long after
 // the holder calls release() does the waiter hold the lock? With polling, up to one poll interval;
-// with wake-ups, about a round trip. A waiter subscribes only once its third try found the same
-// holder (about 200 ms into the wait), and polls once more after that (about 300 ms): the holder
-// releases later than that, so the wake-up row measures a waiter that is subscribed. Run after bench/run.ts by `npm run bench`, or on its own with
-// `npx tsx bench/handover.ts`; writes bench/results/handover.{json,md}.
-import { mkdir, writeFile } from "node:fs/promises";
-import { Redis as UpstashRedis } from "@upstash/redis";
+// with wake-ups (`enableWakeUps` on the waiter's client), about a round trip. A waiter with a 5 s
+// timeout subscribes after its first try found the lock held (polling until the timeout would cost
+// more); the holder releases 350 ms or more later, so the wake-up row measures a waiter that is
+// subscribed. Section 8 of bench/run.ts, which writes its table to handover.md.
 import { Redis as IoRedis } from "ioredis";
-import { Lock } from "../dist/index.js";
-import { startLocalStack } from "../stack/local-stack";
-import { round, summarize } from "./stats";
+import { enableWakeUps, Lock } from "../dist/index.js";
+import { upstashClient } from "./clients";
+import type { BenchEnvironment } from "./environment";
+import { round, type Summary, summarize } from "./stats";
 
-const ROUNDS = process.argv.includes("--quick") ? 8 : 40;
 /** The holder releases this long (plus up to 100 ms) after the waiter starts waiting. */
 const RELEASE_AFTER_MS = 350;
-type Client = UpstashRedis | IoRedis;
+type Client = ReturnType<typeof upstashClient> | IoRedis;
+
+/** The waits measured: default polling without and with wake-ups, and a wait polling every second. */
+export type HandoverWait = "poll" | "wake" | "wake-1s";
+
+/** The issue's long polling wait: a try every second, until the timeout. */
+const EVERY_SECOND = { attempts: Number.POSITIVE_INFINITY, delay: 1_000 } as const;
+
+/** One row of the table: a transport and a variant, the gaps in ms. */
+export interface HandoverRow extends Summary {
+  readonly transport: string;
+  readonly wait: HandoverWait;
+  readonly variant: string;
+}
 
 /** One handover: the waiter is already waiting when the holder releases. */
 async function handoverMs(
   id: string,
   holderClient: Client,
   waiterClient: Client,
-  wake: boolean,
+  wait: HandoverWait,
 ): Promise<number> {
   const holder = new Lock({ id, redis: holderClient, lease: 10_000 });
   await holder.acquireOrThrow();
-  const waiter = new Lock({ id, redis: waiterClient, wakeOnRelease: wake });
+  const waiter = new Lock({
+    id,
+    redis: waiterClient,
+    ...(wait === "wake-1s" ? { retry: EVERY_SECOND } : {}),
+  });
   const acquired = waiter.acquireOrThrow({ timeout: 5_000 }).then(() => performance.now());
   // Release at a random phase of the waiter's polling, after its subscription (if any) is up.
   await new Promise((resolve) => setTimeout(resolve, RELEASE_AFTER_MS + Math.random() * 100));
@@ -36,50 +52,71 @@ async function handoverMs(
   return gap;
 }
 
-async function measure(label: string, makeClient: () => Client, close: (client: Client) => Promise<unknown>) {
-  const [holderClient, waiterClient] = [makeClient(), makeClient()];
-  const rows = [];
-  for (const wake of [true, false]) {
+async function measure(
+  label: string,
+  rounds: number,
+  makeClient: () => Client,
+  close: (client: Client) => Promise<unknown>,
+): Promise<HandoverRow[]> {
+  const rows: HandoverRow[] = [];
+  const variants: Record<HandoverWait, string> = {
+    wake: "ours, wake-ups (`enableWakeUps` on the waiter's client)",
+    poll: "ours, defaults (polling 100 ms)",
+    "wake-1s": "ours, wake-ups, polling every 1 s (`retry: { attempts: Infinity, delay: 1000 }`)",
+  };
+  for (const wait of ["wake", "poll", "wake-1s"] as const) {
+    const [holderClient, waiterClient] = [makeClient(), makeClient()];
+    if (wait !== "poll") enableWakeUps(waiterClient);
     const gaps: number[] = [];
-    for (let index = 0; index < ROUNDS; index++) {
+    for (let index = 0; index < rounds; index++) {
       gaps.push(
         await handoverMs(
-          `bench:handover:${label}:${wake}:${index}:${Date.now()}`,
+          `bench:handover:${label}:${wait}:${index}:${Date.now()}`,
           holderClient,
           waiterClient,
-          wake,
+          wait,
         ),
       );
     }
-    const summary = summarize(gaps);
-    rows.push({
-      transport: label,
-      variant: wake ? "ours, defaults (wake-ups on)" : "ours, polling 100 ms (wakeOnRelease: false)",
-      ...summary,
-    });
+    await Promise.all([close(holderClient), close(waiterClient)]);
+    rows.push({ transport: label, wait, variant: variants[wait], ...summarize(gaps) });
   }
-  await Promise.all([close(holderClient), close(waiterClient)]);
   return rows;
 }
 
-// Key-locked scripts without the proxy's Lua key check, as in bench/environment.ts.
-const stack = await startLocalStack({ scriptFlags: "accept" });
-try {
-  const http = await measure(
-    "HTTP (@upstash/redis)",
-    () => new UpstashRedis({ url: stack.url, token: stack.token, enableTelemetry: false }),
-    async () => {},
-  );
-  const tcp = await measure(
-    "TCP (ioredis)",
-    () => new IoRedis(stack.redisUrl, { protocol: 2 }),
-    (client) => (client as IoRedis).quit(),
-  );
-  const rows = [...http, ...tcp];
-  const lines = [
+/** Section 8: both rows over HTTP, and over TCP when the run has a TCP Redis. */
+export async function measureHandover(env: BenchEnvironment, rounds: number): Promise<HandoverRow[]> {
+  const { http, redisUrl } = env.endpoints;
+  const rows: HandoverRow[] = [];
+  if (http)
+    rows.push(
+      ...(await measure(
+        "HTTP (@upstash/redis)",
+        rounds,
+        () => upstashClient(http),
+        async () => {},
+      )),
+    );
+  if (redisUrl) {
+    rows.push(
+      ...(await measure(
+        "TCP (ioredis)",
+        rounds,
+        () => new IoRedis(redisUrl, { protocol: 2 }),
+        (client) => (client as IoRedis).quit(),
+      )),
+    );
+  }
+  return rows;
+}
+
+/** handover.md: the table and what it measures. */
+export function handoverMarkdown(rows: readonly HandoverRow[], caption: string): string {
+  const rounds = rows[0]?.n ?? 0;
+  return [
     "# Handover to a waiting process",
     "",
-    `One holder and one waiter on separate clients; the waiter waits with the default retry policy (100 ms polling) and a 5 s timeout; the holder releases ${RELEASE_AFTER_MS}-${RELEASE_AFTER_MS + 100} ms later, once a waiter with wake-ups on has subscribed (it does after its third try finds the same holder). Time from release() called to the waiter's acquire resolving, ${ROUNDS} rounds per row, ms.`,
+    `${caption}. One holder and one waiter on separate clients; the waiter waits with the default retry policy (100 ms polling), or polling every second, and a 5 s timeout; the holder releases ${RELEASE_AFTER_MS}-${RELEASE_AFTER_MS + 100} ms later, once a waiter with wake-ups has subscribed (it does after its first try finds the lock held). Time from release() called to the waiter's acquire resolving, ${rounds} rounds per row, ms.`,
     "",
     "| Transport | Variant | p50 | p99 | mean | max |",
     "| --- | --- | --: | --: | --: | --: |",
@@ -88,11 +125,5 @@ try {
         `| ${row.transport} | ${row.variant} | ${round(row.p50, 2)} | ${round(row.p99, 2)} | ${round(row.mean, 2)} | ${round(row.max, 2)} |`,
     ),
     "",
-  ];
-  await mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await writeFile(new URL("./results/handover.json", import.meta.url), `${JSON.stringify(rows, null, 2)}\n`);
-  await writeFile(new URL("./results/handover.md", import.meta.url), lines.join("\n"));
-  process.stdout.write(`${lines.join("\n")}\n`);
-} finally {
-  await stack.stop();
+  ].join("\n");
 }

@@ -1,6 +1,6 @@
-import { uncountedNote } from "./billing";
 import type { CommandCost, CommandRow, CommandsResults } from "./commands";
 import type { ContentionResults } from "./contention";
+import { LOCK_GZIP_BUDGET } from "./goals";
 import type { LatencyResults } from "./latency";
 import type { BenchResults } from "./results";
 import { interquartile, median } from "./stats";
@@ -45,6 +45,14 @@ export function markdownReport(results: BenchResults): string {
   if (results.size) out.push(...sizeSection(results));
   if (results.scale) out.push(...scaleSection(results));
   if (results.permits?.http || results.permits?.tcp) out.push(...permitsSection(results.permits));
+  if (results.handover) {
+    out.push(
+      "## 8. Handover to a waiting process",
+      "",
+      "One holder, one waiter, with and without wake-ups: [handover.md](handover.md).",
+      "",
+    );
+  }
   out.push(...howToRead());
   return `${out.join("\n")}\n`;
 }
@@ -61,13 +69,13 @@ function wireTable(config: WireConfigResult): string[] {
     const ours = config.ours[op];
     const old = config.v021[op];
     const cold = config.oursCold?.[op];
-    return `| ${op} | ${ours.requests} / ${ours.commands} | ${ours.bodyBytes} | ${ours.totalBytes} | ${old.requests} / ${old.commands} | ${old.bodyBytes} | ${old.totalBytes} | ${Math.round((ours.bodyBytes / old.bodyBytes) * 100)} % | ${cold ? `${cold.requests} / ${cold.commands} / ${cold.bodyBytes} B` : "–"} |`;
+    return `| ${op} | ${ours.requests} / ${ours.commands} | ${ours.bodyBytes} | ${old.requests} / ${old.commands} | ${old.bodyBytes} | ${Math.round((ours.bodyBytes / old.bodyBytes) * 100)} % | ${cold ? `${cold.requests} / ${cold.commands} / ${cold.bodyBytes} B` : "–"} |`;
   });
   return [
     `Auto-pipelining ${config.autoPipelining ? "**on** (the client's default: every call is a `POST /pipeline`)" : "off (`enableAutoPipelining: false`: `POST /`)"}:`,
     "",
-    "| Operation | ours requests / commands | ours body B | ours with headers B | 0.2.1 requests / commands | 0.2.1 body B | 0.2.1 with headers B | ours ÷ 0.2.1 body | ours after SCRIPT FLUSH: requests / commands / body |",
-    "| --- | --: | --: | --: | --: | --: | --: | --: | --: |",
+    "| Operation | ours requests / commands | ours body B | 0.2.1 requests / commands | 0.2.1 body B | ours ÷ 0.2.1 body | ours after SCRIPT FLUSH: requests / commands / body |",
+    "| --- | --: | --: | --: | --: | --: | --: |",
     ...rows,
     "",
   ];
@@ -98,7 +106,7 @@ function wireSection(results: BenchResults): string[] {
           "After SCRIPT FLUSH: not measured, because the Redis behind the endpoint is not this run's own (the run never flushes a server it did not start).",
           "",
         ]),
-    `acquire + extend + release body bytes: ours ${wire.cycle.ours} B, 0.2.1 ${wire.cycle.v021} B (${Math.round(wire.cycle.ratio * 100)} %); with request line and headers ${wire.cycleWithHeaders.ours} B vs ${wire.cycleWithHeaders.v021} B (${Math.round(wire.cycleWithHeaders.ratio * 100)} %).`,
+    `acquire + extend + release body bytes: ours ${wire.cycle.ours} B, 0.2.1 ${wire.cycle.v021} B (${Math.round(wire.cycle.ratio * 100)} %). **Goal: no more request bytes than 0.2.1.** Upstash bills commands, not bytes: the commands table below is what costs money.`,
     "",
     ...(main
       ? [
@@ -112,6 +120,14 @@ function wireSection(results: BenchResults): string[] {
         ]
       : []),
   ];
+}
+
+/** A sentence on requests whose commands were not counted, or undefined if none were. */
+function uncountedNote(uncounted: Readonly<Record<string, number>>): string | undefined {
+  const entries = Object.entries(uncounted).filter(([, count]) => count > 0);
+  if (entries.length === 0) return undefined;
+  const list = entries.map(([route, count]) => `${count} on ${route}`).join(", ");
+  return `Requests counted as 0 commands (route or body outside the billing rules): ${list}.`;
 }
 
 function uncountedSuffix(uncounted: Readonly<Record<string, number>> | undefined): string {
@@ -144,7 +160,7 @@ function commandsSection(commands: CommandsResults, ownHeading: boolean): string
   return [
     ownHeading ? "## 1. Billed commands per operation (HTTP)" : "### Billed commands per operation",
     "",
-    "What Upstash would bill, ours against 0.2.1, each with its defaults (`new Lock({ id, redis })`, nothing else unless the row says so), on the same `@upstash/redis` client configuration (auto-pipelining on, its default). Counted at a pass-through in front of the endpoint: requests, commands (one per command sent, one per subscription) and request body bytes, means over the samples. **Goal: ours at most 0.2.1's commands in every row.**",
+    "What Upstash would bill, ours against 0.2.1, each with its defaults (`new Lock({ id, redis })`, nothing else unless the row says so: the wake-up rows call `enableWakeUps(redis)` for ours, which 0.2.1 does not have), on the same `@upstash/redis` client configuration (auto-pipelining on, its default). Counted at a pass-through in front of the endpoint: requests, commands (one per command sent, one per subscription) and request body bytes, means over the samples. **Goal: ours at most 0.2.1's commands in every row.**",
     "",
     "| Operation | ours requests | ours commands | ours body B | 0.2.1 requests | 0.2.1 commands | 0.2.1 body B | commands, ours − 0.2.1 | ours' routes |",
     "| --- | --: | --: | --: | --: | --: | --: | --: | --- |",
@@ -179,7 +195,7 @@ function contentionSection(title: string, contention: ContentionResults, chart: 
   return [
     title,
     "",
-    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated, the variants' order rotated from round to round${contention.warmUpMs > 0 ? `, after a discarded ${contention.warmUpMs / 1000} s warm-up point per variant at the largest K (the first point after the workers start runs slower)` : ""}. "ours, defaults" is \`new Lock({ id, redis, lease: 10_000 })\` (the default lease) acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and nothing else: \`wakeOnRelease\` on, which subscribes only when one holder keeps the lock across several polls, the subscription counting as an attempt; "ours, fair" adds \`fair: true\`: waiters queue in Redis in arrival order, only the first in line may take a freed lock, and each waiter subscribes after its first failed try and is woken by the announcement of its own turn; "ours, polling" sets \`wakeOnRelease: false\`. ${measuresText(contention)}`,
+    `K worker processes loop acquire (waiting as long as needed) → ${contention.workMs} ms of work (a timer) → release for ${contention.durationMs / 1000} s per point; medians over rounds where K was repeated, the variants' order rotated from round to round${contention.warmUpMs > 0 ? `, after a discarded ${contention.warmUpMs / 1000} s warm-up point per variant at the largest K (the first point after the workers start runs slower)` : ""}. Every variant of ours acquires with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\` and the default lease (10 s). "ours, defaults" is \`new Lock({ id, redis })\` and nothing else: it polls every 100 ms (\`retry.delay\`). "ours, wake-ups" is the same Lock on a client for which \`enableWakeUps(redis)\` was called: a wait on a lock one holder keeps across several polls subscribes to its releases (the subscription counting as an attempt) and retries when one is announced. "ours, fair" is \`new FairLock({ id, redis })\` on that client: waiters queue in Redis in arrival order, only the first in line may take a freed lock, and each waiter subscribes after its first failed try and is woken by the announcement of its own turn. Wake-ups belong to a client, so the polling variants run on clients that never had them enabled. ${measuresText(contention)}`,
     "",
     ...(chart ? ["![contention chart](contention.svg)", ""] : []),
     ...contentionTable(contention),
@@ -214,7 +230,7 @@ function permitsSection(permits: NonNullable<BenchResults["permits"]>): string[]
   return [
     `## 7. Permits: semaphores, limit ${SEMAPHORE_LIMIT}`,
     "",
-    `The contention loop of sections 3 and 4 on a semaphore: K worker processes loop acquire → ${first.workMs} ms of work → release for ${first.durationMs / 1000} s per point, up to ${SEMAPHORE_LIMIT} holding at once. "ours Semaphore" is \`new Semaphore({ id, redis, limit: ${SEMAPHORE_LIMIT}, lease: 10_000 })\` acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\`; "fair" adds \`fair: true\`. redis-semaphore's \`Semaphore\` (a sorted set of holders, ZCARD against the limit, retry every 10 ms, its default) speaks ioredis's \`eval\` only, so it runs over TCP alone; 5.x has no \`FairSemaphore\` any more (its README: removed, the plain \`Semaphore\` being as fair). With ${SEMAPHORE_LIMIT} permits, the n-th acquisition takes the place of the (n − ${SEMAPHORE_LIMIT})-th release in time order: handover is the time between them, and a section that began before that release was called would mean ${SEMAPHORE_LIMIT + 1} holders at once (the mutual exclusion check).`,
+    `The contention loop of sections 3 and 4 on a semaphore: K worker processes loop acquire → ${first.workMs} ms of work → release for ${first.durationMs / 1000} s per point, up to ${SEMAPHORE_LIMIT} holding at once. "ours Semaphore" is \`new Semaphore({ id, redis, limit: ${SEMAPHORE_LIMIT}, lease: 10_000 })\` on a client for which \`enableWakeUps(redis)\` was called, each acquisition a \`Lease\` (\`const lease = await semaphore.acquire(...)\`, \`lease.release()\`), acquiring with \`retry: { attempts: ${WAIT_ATTEMPTS.toLocaleString("en")} }\`; "fair" adds \`fair: true\`. redis-semaphore's \`Semaphore\` (a sorted set of holders, ZCARD against the limit, retry every 10 ms, its default) speaks ioredis's \`eval\` only, so it runs over TCP alone; 5.x has no \`FairSemaphore\` any more (its README: removed, the plain \`Semaphore\` being as fair). With ${SEMAPHORE_LIMIT} permits, the n-th acquisition takes the place of the (n − ${SEMAPHORE_LIMIT})-th release in time order: handover is the time between them, and a section that began before that release was called would mean ${SEMAPHORE_LIMIT + 1} holders at once (the mutual exclusion check).`,
     "",
     ...runs.flatMap((run) => [
       `### ${run.transport === "http" ? "HTTP (@upstash/redis)" : "TCP (ioredis)"}`,
@@ -254,7 +270,7 @@ function sizeSection(results: BenchResults): string[] {
   return [
     "## 5. Size",
     "",
-    `esbuild ${size.esbuild}, \`--bundle --minify --format=esm\`, nothing external (neither has runtime dependencies); gzip level 9, brotli quality 11. ${size.note}.`,
+    `What each import costs a bundle: esbuild ${size.esbuild}, \`--bundle --minify --format=esm --platform=neutral\`, nothing external (neither package has runtime dependencies), the import tree-shaken from \`dist/index.js\` (\`sideEffects: false\`); gzip level 9, brotli quality 11. ${size.note}. The row from src/ bundles the same import from the source modules, where \`sideEffects: false\` lets esbuild drop whole unused files: the gap is what the one-file \`dist/index.js\` costs, whose top-level calls (each script's \`defineScript\`, the fair lock's store) must stay. **Goal: \`import { Lock }\` at most ${LOCK_GZIP_BUDGET.toLocaleString("en")} B gzip.**`,
     "",
     "| Bundle | minified B | gzip B | brotli B |",
     "| --- | --: | --: | --: |",
@@ -294,7 +310,7 @@ function howToRead(): string[] {
     "- Client work runs in child processes; the local proxy and redis-server run in the orchestrator's process and in their own, on the same cores, so at K = 16 the machine itself is saturated.",
     '- A polling waiter that is asleep lets the releasing worker take the lock straight back ("same worker again"): that keeps all-handover medians low but starves the others (see fairness). The handover to a waiter is what waking waiters changes.',
     "- A fair lock never lets the releasing worker take the lock straight back while others wait: every handover goes to another process, which must learn of its turn (a pub/sub announcement; over HTTP a server-sent event through the proxy) and be scheduled on the busy cores, where an unfair lock's releasing worker, already running, usually takes it straight back.",
-    "- Reproduce with `npm run bench` (or `npx tsx bench/run.ts`; `--quick` for a smoke run). Set `UPSTASH_REDIS_REST_URL`/`UPSTASH_REDIS_REST_TOKEN` to measure HTTP against a real endpoint and `REDIS_URL` for the TCP sections.",
+    "- Reproduce with `npm run bench` (or `npx tsx bench/run.ts` after `npm run build`; `npm run bench -- --quick` for a smoke run, written to `.tmp/bench-quick/`). Set `UPSTASH_REDIS_REST_URL`/`UPSTASH_REDIS_REST_TOKEN` to measure HTTP against a real endpoint and `REDIS_URL` for the TCP sections.",
     "",
   ];
 }

@@ -19,9 +19,8 @@ export interface GoalResult {
   readonly note?: string;
 }
 
-/** Everything one run writes to bench/results/latest.json. */
+/** Everything one run measured: what its report (latest.md) is made of. */
 export interface BenchResults {
-  readonly schema: 1;
   readonly date: string;
   readonly command: string;
   readonly quick: boolean;
@@ -38,5 +37,7 @@ export interface BenchResults {
   readonly permits?: { http?: ContentionResults; tcp?: ContentionResults };
   readonly size?: SizeResults;
   readonly scale?: ScaleResults;
+  /** Whether section 8 ran: its table is in handover.md, beside the report. */
+  readonly handover: boolean;
   readonly goals: GoalResult[];
 }

@@ -1,16 +1,22 @@
-// The benchmark: `npm run bench` (or `npx tsx bench/run.ts`, `--quick` for a smoke run, after
-// `npm run build`: every section measures the built package in dist/, as users run it).
+// The benchmark: `npm run bench` (or `npx tsx bench/run.ts` after `npm run build`: every section
+// measures the built package in dist/, as users run it); `npm run bench -- --quick` runs every
+// section briefly, a smoke run that proves the bench works end to end in about two minutes.
 // Starts its own redis-server and Upstash REST proxy (unless UPSTASH_REDIS_REST_URL/TOKEN are set),
-// runs every section side by side, writes bench/results/latest.{json,md} and contention.svg, and
-// prints the markdown report. Everything it starts is stopped at the end and on Ctrl-C.
+// runs every section side by side, and writes what a reader needs: the report in markdown
+// (latest.md), its chart (contention.svg) and the handover table (handover.md), in bench/results/,
+// or in .tmp/bench-quick/ for a quick run, which must not replace a real run's results. It prints
+// the report too. Everything it starts is stopped at the end and on Ctrl-C.
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { contentionChart } from "./chart";
 import { killChildren } from "./children";
 import { type CommandsResults, measureCommands, withContendedCycle } from "./commands";
 import { type ContentionResults, measureContention, WorkerPool } from "./contention";
 import { type BenchEnvironment, machineInfo, prepareEnvironment } from "./environment";
 import { evaluateGoals } from "./goals";
+import { type HandoverRow, handoverMarkdown, measureHandover } from "./handover";
 import { type LatencyResults, measureLatency } from "./latency";
 import { markdownReport } from "./report";
 import type { BenchResults } from "./results";
@@ -35,6 +41,7 @@ const SHAPE = quick
       warmUpMs: 500,
       permits: { ks: [4, 8], roundsAt: (_k: number) => 1 },
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 2_000 },
+      handoverRounds: 8,
     }
   : {
       wireRepetitions: 10,
@@ -51,7 +58,10 @@ const SHAPE = quick
       // Permits: one round per K (no throughput goal rests on them).
       permits: { ks: [4, 8, 16], roundsAt: (_k: number) => 1 },
       scale: { count: 10_000, leaseMs: 3_000, intervalMs: 1_000, windowMs: 10_000 },
+      handoverRounds: 40,
     };
+/** Where the run writes its files. */
+const RESULTS = new URL(quick ? "../.tmp/bench-quick/" : "./results/", import.meta.url);
 const WORK_MS = 5;
 const HTTP_CONTENTION: VariantId[] = ["ours-wake", "ours-fair", "ours-poll", "v021-d100", "v021-d10"];
 const TCP_CONTENTION: VariantId[] = ["ours-wake", "ours-fair", "ours-poll", "redlock", "semaphore"];
@@ -179,10 +189,13 @@ async function main(): Promise<void> {
     scale = await attempt("6. Scale", () => measureScale(redisUrl, `${keyBase}:scale`, SHAPE.scale));
   } else skip("6. Scale", noTcp);
 
+  const handover: HandoverRow[] | undefined = await attempt("8. Handover to a waiting process", () =>
+    measureHandover(current, SHAPE.handoverRounds),
+  );
+
   if (interrupted) return;
   const commands = commandsMeasured && withContendedCycle(commandsMeasured, contention.http);
   const results: BenchResults = {
-    schema: 1,
     date: new Date(started).toISOString(),
     command: `npx tsx bench/run.ts${quick ? " --quick" : ""}`,
     quick,
@@ -198,22 +211,27 @@ async function main(): Promise<void> {
     permits,
     ...(size ? { size } : {}),
     ...(scale ? { scale } : {}),
-    goals: evaluateGoals({ wire, commands, latency, contention, permits }),
+    handover: handover !== undefined,
+    goals: evaluateGoals({ wire, commands, latency, contention, permits, size, handover }),
   };
   const markdown = markdownReport(results);
-  const directory = new URL("./results/", import.meta.url);
-  await mkdir(directory, { recursive: true });
-  await writeFile(new URL("latest.json", directory), `${JSON.stringify(results, null, 2)}\n`);
-  await writeFile(new URL("latest.md", directory), markdown);
+  await mkdir(RESULTS, { recursive: true });
+  const written = ["latest.md"];
+  await writeFile(new URL("latest.md", RESULTS), markdown);
+  const caption = `${machine.cpu} ×${machine.cores}, Node ${machine.node}, Redis ${machine.redis}, ${results.date.slice(0, 10)}${quick ? " (quick run)" : ""}`;
   const charted = [contention.http, contention.tcp, permits.http, permits.tcp].filter(
     (run): run is ContentionResults => run !== undefined,
   );
   if (charted.length > 0) {
-    const caption = `${machine.cpu} ×${machine.cores}, Node ${machine.node}, Redis ${machine.redis}, ${results.date.slice(0, 10)}${quick ? " (quick run)" : ""}`;
-    await writeFile(new URL("contention.svg", directory), contentionChart(charted, caption));
+    await writeFile(new URL("contention.svg", RESULTS), contentionChart(charted, caption));
+    written.push("contention.svg");
+  }
+  if (handover) {
+    await writeFile(new URL("handover.md", RESULTS), handoverMarkdown(handover, caption));
+    written.push("handover.md");
   }
   process.stdout.write(`\n${markdown}`);
-  log("Wrote bench/results/latest.json, latest.md and contention.svg");
+  log(`Wrote ${written.join(", ")} in ${relative(process.cwd(), fileURLToPath(RESULTS))}/`);
 }
 
 main()

@@ -3,10 +3,11 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Mutex } from "redis-semaphore";
 import { Lock } from "../dist/index.js";
+import type { RequestCounter } from "../test/support/request-counter";
 import { childConfig, report, reportFailure } from "./children";
 import { ioredisClient } from "./clients";
 import { cpuMs, sleep } from "./clock";
-import { countIoredisCommands } from "./ioredis-counter";
+import { countIoredisCommands } from "./taps";
 
 export interface ScaleWorkerConfig {
   readonly redisUrl: string;
@@ -77,8 +78,8 @@ async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise
   }
 }
 
-function renewalCommands(commands: Record<string, number>): number {
-  return (commands.evalsha ?? 0) + (commands.eval ?? 0);
+function renewalCommands({ counts }: RequestCounter): number {
+  return (counts.byPath.evalsha ?? 0) + (counts.byPath.eval ?? 0);
 }
 
 async function measure(config: ScaleWorkerConfig): Promise<ScaleResult> {

@@ -3,8 +3,8 @@ import type { Redis as UpstashRedis } from "@upstash/redis";
 import type { Redis as IORedis } from "ioredis";
 import { Mutex, Semaphore as RedisSemaphore } from "redis-semaphore";
 import Redlock, { type Lock as RedlockLock } from "redlock";
-import { type LeaseHolder, Lock, Semaphore } from "../dist/index.js";
-import type { Clients } from "./clients";
+import { FairLock, type Lease, Lock, Semaphore } from "../dist/index.js";
+import type { ClientPair, Clients } from "./clients";
 import { evalClientRecorder, mirrorOfOurCommands, wrappedRecorder } from "./mirror";
 
 /** Every lock implementation the benchmark drives, over HTTP (`@upstash/redis`) or TCP (ioredis). */
@@ -34,11 +34,12 @@ export interface LockHandle {
 
 export const VARIANT_LABELS: Record<VariantId, string> = {
   ours: "ours",
-  // The defaults: `wakeOnRelease` on, which subscribes only to long waits on a lock one holder keeps.
-  "ours-wake": "ours, defaults (wake-ups on long waits)",
-  "ours-poll": "ours, polling 100 ms",
+  // `enableWakeUps(redis)`: a long wait on a lock one holder keeps subscribes to its releases.
+  "ours-wake": "ours, wake-ups (`enableWakeUps`)",
+  // Nothing enabled: what `new Lock({ id, redis })` does, polling every `retry.delay`.
+  "ours-poll": "ours, defaults (polling 100 ms)",
   // Waiters queue in Redis; each subscribes after its first failed try and is woken on its turn alone.
-  "ours-fair": "ours, fair (`fair: true`)",
+  "ours-fair": "ours, fair (`FairLock`, `enableWakeUps`)",
   v021: "0.2.1",
   "v021-d100": "0.2.1, polling 100 ms",
   "v021-d10": "0.2.1, polling 10 ms",
@@ -46,10 +47,18 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
   semaphore: "redis-semaphore 5.8.0 Mutex, 10 ms",
   "raw-ours": "raw client, ours' commands",
   "raw-v021": "raw client, 0.2.1's commands",
-  "sem-ours": "ours Semaphore, defaults",
-  "sem-ours-fair": "ours Semaphore, fair (`fair: true`)",
+  "sem-ours": "ours Semaphore, wake-ups (`enableWakeUps`)",
+  "sem-ours-fair": "ours Semaphore, fair (`fair: true`, `enableWakeUps`)",
   "sem-redis-semaphore": "redis-semaphore 5.8.0 Semaphore, 10 ms",
 };
+
+/** Ours with wake-ups: on the clients `enableWakeUps` was called for (see {@link Clients}). */
+export const WAKE_UP_VARIANTS: ReadonlySet<VariantId> = new Set<VariantId>([
+  "ours-wake",
+  "ours-fair",
+  "sem-ours",
+  "sem-ours-fair",
+]);
 
 /** The `limit` of every semaphore variant: how many workers may hold a permit at once. */
 export const SEMAPHORE_LIMIT = 3;
@@ -86,8 +95,9 @@ export async function lockHandle(
   wait: boolean,
 ): Promise<LockHandle> {
   if (variant === "raw-ours") return rawOurs(transport, clients, key);
-  if (transport === "http") return httpHandle(variant, need(clients.upstash, "HTTP"), key, wait);
-  return tcpHandle(variant, need(clients.ioredis, "TCP"), key, wait);
+  const pair: ClientPair = WAKE_UP_VARIANTS.has(variant) ? clients.wakeUps : clients;
+  if (transport === "http") return httpHandle(variant, need(pair.upstash, "HTTP"), key, wait);
+  return tcpHandle(variant, need(pair.ioredis, "TCP"), key, wait);
 }
 
 function need<T>(client: T | undefined, what: string): T {
@@ -95,19 +105,32 @@ function need<T>(client: T | undefined, what: string): T {
   return client;
 }
 
-/** Ours, as `variant` makes it: a Lock or a Semaphore, fair or not. */
-function ours(variant: VariantId, redis: UpstashRedis | IORedis, key: string): LeaseHolder {
-  const fair = variant === "ours-fair" || variant === "sem-ours-fair";
-  const config = { id: key, redis, lease: LEASE_MS, ...(fair ? { fair } : {}) };
-  return permitsOf(variant) > 1 ? new Semaphore({ ...config, limit: permitsOf(variant) }) : new Lock(config);
-}
-
-function oursHandle(lock: LeaseHolder, variant: VariantId, wait: boolean): LockHandle {
-  const config = {
-    ...(wait ? { retry: { attempts: WAIT_ATTEMPTS } } : {}),
-    ...(variant === "ours-poll" ? { wakeOnRelease: false } : {}),
-  };
-  return { acquire: () => lock.acquire(config), release: () => lock.release() };
+/** Ours, as `variant` makes it: a Lock, a FairLock or a Semaphore (fair or not), waiting as long as needed with `wait`. */
+function oursHandle(
+  variant: VariantId,
+  redis: UpstashRedis | IORedis,
+  key: string,
+  wait: boolean,
+): LockHandle {
+  const config = { id: key, redis, lease: LEASE_MS };
+  const acquireConfig = wait ? { retry: { attempts: WAIT_ATTEMPTS } } : undefined;
+  if (permitsOf(variant) > 1) {
+    const semaphore = new Semaphore({
+      ...config,
+      limit: permitsOf(variant),
+      fair: variant === "sem-ours-fair",
+    });
+    let lease: Lease | undefined;
+    return {
+      acquire: async () => {
+        lease = await semaphore.acquire(acquireConfig);
+        return lease !== undefined;
+      },
+      release: () => lease?.release() ?? Promise.resolve(false),
+    };
+  }
+  const lock = variant === "ours-fair" ? new FairLock(config) : new Lock(config);
+  return { acquire: () => lock.acquire(acquireConfig), release: () => lock.release() };
 }
 
 function httpHandle(variant: VariantId, redis: UpstashRedis, key: string, wait: boolean): LockHandle {
@@ -118,7 +141,7 @@ function httpHandle(variant: VariantId, redis: UpstashRedis, key: string, wait: 
     case "ours-fair":
     case "sem-ours":
     case "sem-ours-fair":
-      return oursHandle(ours(variant, redis, key), variant, wait);
+      return oursHandle(variant, redis, key, wait);
     case "v021":
     case "v021-d100":
     case "v021-d10": {
@@ -154,7 +177,7 @@ function tcpHandle(variant: VariantId, redis: IORedis, key: string, wait: boolea
     case "ours-fair":
     case "sem-ours":
     case "sem-ours-fair":
-      return oursHandle(ours(variant, redis, key), variant, wait);
+      return oursHandle(variant, redis, key, wait);
     case "redlock": {
       // retryCount -1 retries forever; the delay and jitter stay redlock's defaults.
       const redlock = new Redlock([redis], wait ? { retryCount: -1 } : {});

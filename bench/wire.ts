@@ -1,14 +1,10 @@
 import { Lock as Lock021 } from "@upstash/lock-0.2.1";
 import { Lock } from "../dist/index.js";
 import type { ProxyStats } from "../stack/proxy/stats";
+import { billedAtProxy, byRoute, type RequestCounts } from "../test/support/request-counter";
 import { upstashClient } from "./clients";
 import type { BenchEnvironment } from "./environment";
-import {
-  type CountingPassThrough,
-  countedDuring,
-  startCountingPassThrough,
-  type WireCounts,
-} from "./pass-through";
+import { type CountingPassThrough, startCountingPassThrough } from "./pass-through";
 import { round } from "./stats";
 
 /** The operations whose wire cost is counted. */
@@ -21,8 +17,6 @@ export interface OpCost {
   /** Commands billed (see `billing.ts`). */
   readonly commands: number;
   readonly bodyBytes: number;
-  /** Body plus request line and headers. */
-  readonly totalBytes: number;
   readonly routes: string[];
   /** One request body of this operation, as sent (the last one when it took several). */
   readonly sampleBody: string;
@@ -42,8 +36,6 @@ export interface WireResults {
   readonly configs: WireConfigResult[];
   /** acquire + extend + release request body bytes, with the client's default (auto-pipelining). */
   readonly cycle: { readonly ours: number; readonly v021: number; readonly ratio: number };
-  /** The same, counting HTTP request lines and headers too. */
-  readonly cycleWithHeaders: { readonly ours: number; readonly v021: number; readonly ratio: number };
   /** Whether the proxy's own counters agree with the pass-through (local stack only). */
   readonly proxyAgrees: boolean | undefined;
   /** Requests the billing rules do not cover, counted as 0 commands, by route (empty: none). */
@@ -116,26 +108,21 @@ export async function measureWire(
       configs.push({ autoPipelining, ours: oursCosts, v021: oldCosts, ...(cold ? { oursCold: cold } : {}) });
     }
     const main = configs[0] as WireConfigResult;
-    const sum = (costs: Record<WireOp, OpCost>, field: "bodyBytes" | "totalBytes") =>
-      costs.acquire[field] + costs.extend[field] + costs.release[field];
-    const cycle = (field: "bodyBytes" | "totalBytes") => {
-      const ours = sum(main.ours, field);
-      const v021 = sum(main.v021, field);
-      return { ours, v021, ratio: round(ours / v021, 4) };
-    };
+    const sum = (costs: Record<WireOp, OpCost>) =>
+      costs.acquire.bodyBytes + costs.extend.bodyBytes + costs.release.bodyBytes;
+    const [ours, v021] = [sum(main.ours), sum(main.v021)];
     const proxyAgrees =
       proxyBefore && env.proxyStats
-        ? proxyAgreesWith(env.proxyStats, proxyBefore, [passThrough.counts]) &&
-          env.proxyStats.requestBytes - proxyBefore.requestBytes === passThrough.counts.bodyBytes
+        ? proxyAgreesWith(env.proxyStats, proxyBefore, [passThrough.counter.counts]) &&
+          env.proxyStats.requestBytes - proxyBefore.requestBytes === passThrough.counter.counts.requestBytes
         : undefined;
     return {
       idLength: lockId(runId, "wire-ap").length,
       repetitions,
       configs,
-      cycle: cycle("bodyBytes"),
-      cycleWithHeaders: cycle("totalBytes"),
+      cycle: { ours, v021, ratio: round(ours / v021, 4) },
       proxyAgrees,
-      uncountedByRoute: { ...passThrough.counts.uncountedByRoute },
+      uncountedByRoute: { ...passThrough.counter.counts.uncountedByRoute },
     };
   } finally {
     await passThrough.close();
@@ -155,7 +142,7 @@ async function measureCycles(
   subject: Subject,
   repetitions: number,
 ): Promise<Record<WireOp, OpCost>> {
-  const samples: Record<WireOp, WireCounts[]> = {
+  const samples: Record<WireOp, Sample[]> = {
     acquire: [],
     extend: [],
     getStatus: [],
@@ -163,11 +150,11 @@ async function measureCycles(
     "acquire, held": [],
   };
   for (let index = 0; index < repetitions; index++) {
-    samples.acquire.push(await countedDuring(passThrough, subject.acquire));
-    samples.extend.push(await countedDuring(passThrough, subject.extend));
-    samples.getStatus.push(await countedDuring(passThrough, subject.getStatus));
-    samples.release.push(await countedDuring(passThrough, subject.release));
-    samples["acquire, held"].push(await countedDuring(passThrough, subject.acquireHeld));
+    samples.acquire.push(await counted(passThrough, subject.acquire));
+    samples.extend.push(await counted(passThrough, subject.extend));
+    samples.getStatus.push(await counted(passThrough, subject.getStatus));
+    samples.release.push(await counted(passThrough, subject.release));
+    samples["acquire, held"].push(await counted(passThrough, subject.acquireHeld));
   }
   return Object.fromEntries(Object.entries(samples).map(([op, list]) => [op, average(list)])) as Record<
     WireOp,
@@ -185,42 +172,48 @@ async function measureCold(
   const cold: Partial<Record<WireOp, OpCost>> = {};
   for (const op of ["acquire", "extend", "getStatus", "release"] as const) {
     await flush();
-    cold[op] = average([await countedDuring(passThrough, subject[op])]);
+    cold[op] = average([await counted(passThrough, subject[op])]);
   }
   await flush();
-  cold["acquire, held"] = average([await countedDuring(passThrough, subject.acquireHeld)]);
+  cold["acquire, held"] = average([await counted(passThrough, subject.acquireHeld)]);
   return cold;
+}
+
+/** What one operation sent, and the last request body it sent. */
+type Sample = RequestCounts & { readonly lastBody: string };
+
+async function counted(passThrough: CountingPassThrough, operation: () => Promise<unknown>): Promise<Sample> {
+  const counts = await passThrough.counter.during(operation);
+  return { ...counts, lastBody: passThrough.counter.lastBody };
 }
 
 /**
  * Whether the proxy counted, since `before`, the requests and billed commands (commands forwarded
- * plus subscriptions opened) that `passThroughs` counted together. Bytes are left out: the proxy
- * does not read a subscription's body.
+ * plus subscriptions opened) that `counted` add up to. Bytes are left out: the proxy does not read
+ * a subscription's body.
  */
 export function proxyAgreesWith(
   stats: Readonly<ProxyStats>,
   before: Readonly<ProxyStats>,
-  passThroughs: readonly Readonly<WireCounts>[],
+  counted: readonly Readonly<RequestCounts>[],
 ): boolean {
-  const total = (pick: (counts: Readonly<WireCounts>) => number) =>
-    passThroughs.reduce((sum, counts) => sum + pick(counts), 0);
+  const [now, then] = [billedAtProxy(stats), billedAtProxy(before)];
+  const total = (pick: (counts: Readonly<RequestCounts>) => number) =>
+    counted.reduce((sum, counts) => sum + pick(counts), 0);
   return (
-    stats.requests - before.requests === total((counts) => counts.requests) &&
-    stats.commands + stats.subscriptions - (before.commands + before.subscriptions) ===
-      total((counts) => counts.commands)
+    now.requests - then.requests === total((counts) => counts.requests) &&
+    now.commands - then.commands === total((counts) => counts.commands)
   );
 }
 
-function average(list: WireCounts[]): OpCost {
-  // Header sizes vary by a byte or so between requests (the sync token), so means are rounded.
-  const mean = (field: (counts: WireCounts) => number) =>
+function average(list: Sample[]): OpCost {
+  const mean = (field: (counts: Sample) => number) =>
     Math.round(list.reduce((total, counts) => total + field(counts), 0) / list.length);
   return {
     requests: mean((counts) => counts.requests),
     commands: mean((counts) => counts.commands),
-    bodyBytes: mean((counts) => counts.bodyBytes),
-    totalBytes: mean((counts) => counts.bodyBytes + counts.headerBytes),
-    routes: [...new Set(list.flatMap((counts) => Object.keys(counts.byRoute)))],
+    bodyBytes: mean((counts) => counts.requestBytes),
+    routes: [...new Set(list.flatMap((counts) => Object.keys(byRoute(counts))))],
     sampleBody: list[list.length - 1]?.lastBody ?? "",
   };
 }
