@@ -1,11 +1,11 @@
 // #region readme
-import { Lock } from "@upstash/lock";
+import { FairLock } from "@upstash/lock";
 import { Redis } from "@upstash/redis";
 
 // Every worker drains the same queue; a fair lock hands the queue to them in turn, so no worker
 // starves while another one takes the lock straight back after each batch.
 export async function drainBatch(worker: string): Promise<number> {
-  const lock = new Lock({ id: "queue:drain", redis: Redis.fromEnv(), fair: true });
+  const lock = new FairLock({ id: "queue:drain", redis: Redis.fromEnv() });
   await using held = await lock.acquireOrThrow({ timeout: 30_000 }); // waits in line, in order
   return await processNextBatch(worker, held.signal); // await here: the lock is released on return
 }

@@ -1,25 +1,13 @@
-import type { Lock } from "@upstash/lock";
-
 // #region readme
-/** A store that refuses writes carrying an older fencing token than one it has accepted. */
-export class FencedStore {
-  #highestToken = 0;
-  #values = new Map<string, string>();
+import type { Lock } from "@upstash/lock";
+import type { FencedStore } from "./fenced-store";
 
-  write(key: string, value: string, fencingToken: number): boolean {
-    if (fencingToken < this.#highestToken) return false; // a newer holder has written since
-    this.#highestToken = fencingToken;
-    this.#values.set(key, value);
-    return true;
-  }
-
-  read(key: string): string | undefined {
-    return this.#values.get(key);
-  }
-}
-
+// Any Lock: `fencing: true` here, or in its options, gives each acquisition a token.
 export async function writeUnderLock(lock: Lock, store: FencedStore, key: string, value: string) {
   await using held = await lock.acquireOrThrow({ fencing: true });
+  // Larger than every token issued before for this id: the store refuses a write with a smaller one.
   return store.write(key, value, held.fencingToken as number);
 }
 // #endregion
+
+export { FencedStore } from "./fenced-store";

@@ -2,7 +2,8 @@
 import { LockAcquisitionError, Semaphore } from "@upstash/lock";
 import { Redis } from "@upstash/redis";
 
-// At most 5 calls to the paid API at once, across every function instance and region.
+// At most 5 calls to the paid API at once, across every function instance and region. One module-level
+// Semaphore serves every concurrent caller: each acquisition gets a Lease of its own.
 const paidApi = new Semaphore({
   id: "paid-api",
   redis: Redis.fromEnv(),
@@ -22,6 +23,24 @@ export async function summarize(text: string): Promise<string | "busy"> {
     if (error instanceof LockAcquisitionError) return "busy"; // 5 calls ran for 10 s straight
     throw error;
   }
+}
+// #endregion
+
+// #region await-using
+// The same semaphore, one permit held for a block: every acquisition gets a Lease of its own.
+export async function summarizeBoth(first: string, second: string): Promise<[string, string]> {
+  await using permit = await paidApi.acquireOrThrow({ timeout: 10_000 });
+  // One permit for both calls; other callers of paidApi keep their own permits meanwhile.
+  return [await callPaidApi(first, permit.signal), await callPaidApi(second, permit.signal)];
+} // the permit is given back here, also when a call throws
+// #endregion
+
+// #region permit
+// A permit taken under a uuid of your choosing (paidApi.acquire({ uuid })) can be released elsewhere.
+export async function givePermitBack(uuid: string): Promise<boolean> {
+  const permit = paidApi.permit(uuid); // a handle only: sends nothing yet
+  if ((await permit.getStatus()) !== "ACQUIRED") return false; // its lease ran out
+  return permit.release();
 }
 // #endregion
 

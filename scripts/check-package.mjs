@@ -27,7 +27,9 @@ try {
   const files = packed.files.map((file) => file.path).sort();
   process.stdout.write(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked\n`);
   process.stdout.write(`${files.join("\n")}\n`);
-  const unexpected = files.filter((file) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(file));
+  const unexpected = files.filter(
+    (file) => !/^(dist\/|docs\/[^/]+\.md$|README\.md$|CHANGELOG\.md$|LICENSE$|package\.json$)/.test(file),
+  );
   if (unexpected.length > 0)
     throw new Error(`Tarball holds files users do not need: ${unexpected.join(", ")}`);
 
@@ -55,8 +57,14 @@ try {
     "InstanceTimeoutError",
   ]) {
     if (typeof sandbox.exported?.[name] !== "function") throw new Error(`UpstashLock.${name} is missing`);
+    // The minified build keeps class names, which users see in logs and stack traces.
+    if (sandbox.exported[name].name !== name) {
+      throw new Error(`UpstashLock.${name} is named ${JSON.stringify(sandbox.exported[name].name)}`);
+    }
   }
-  process.stdout.write("global UpstashLock exposes Lock, Semaphore, Debounce and the error classes\n");
+  process.stdout.write(
+    "global UpstashLock exposes Lock, Semaphore, Debounce and the error classes, by name\n",
+  );
   // A fresh realm has no Symbol.asyncDispose (Node adds it outside V8): the build must install
   // the registered fallback so `await using` works, and must not throw where Symbol is frozen.
   const realm = { crypto: globalThis.crypto, TextEncoder };

@@ -1,56 +1,34 @@
 // One contender in `npm run demo`: a separate process that takes the shared lock through
 // @upstash/redis over and over until the run's deadline, and reports each step to the parent
 // as a JSON line on stdout (see scripts/demo/protocol.ts). It is started by scripts/demo.ts, which
-// says which lock (fair or not) and which workload.
+// says which lock (a FairLock or a Lock) and which workload.
 
-import { createInterface } from "node:readline";
 import { setTimeout as pause } from "node:timers/promises";
 import { Redis } from "@upstash/redis";
-import { Lock } from "../src/index";
+import { enableWakeUps, FairLock, Lock } from "../src/index";
 import {
+  type DemoWorkerConfig,
   formatEvent,
-  type GoMessage,
   isWorkloadName,
-  WORKER_ENV,
   WORKLOADS,
   type WorkerEvent,
   type Workload,
 } from "./demo/protocol";
+import { waitForGo, workerConfig } from "./support/workers";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-interface WorkerConfig {
-  url: string;
-  token: string;
-  lockId: string;
-  occupancyKey: string;
-  name: string;
-  fair: boolean;
-  workload: Workload;
-}
+type WorkerConfig = Omit<DemoWorkerConfig, "workload"> & { readonly workload: Workload };
 
 /** What the worker is doing, so that a stop request knows whether a lock must be released first. */
 let phase: "starting" | "thinking" | "acquiring" | "holding" | "finished" = "starting";
 /** Aborted when the parent asks the worker to stop (SIGINT, SIGTERM, or its stdin closing). */
 const stop = new AbortController();
 
-function readConfig(env: NodeJS.ProcessEnv): WorkerConfig {
-  const read = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set; this worker is started by scripts/demo.ts`);
-    return value;
-  };
-  const workload = read(WORKER_ENV.workload);
-  if (!isWorkloadName(workload)) throw new Error(`${WORKER_ENV.workload} names no workload: ${workload}`);
-  return {
-    url: read(WORKER_ENV.url),
-    token: read(WORKER_ENV.token),
-    lockId: read(WORKER_ENV.lockId),
-    occupancyKey: read(WORKER_ENV.occupancyKey),
-    name: read(WORKER_ENV.name),
-    fair: read(WORKER_ENV.fair) === "true",
-    workload: WORKLOADS[workload],
-  };
+function readConfig(): WorkerConfig {
+  const config = workerConfig<DemoWorkerConfig>("scripts/demo.ts");
+  if (!isWorkloadName(config.workload)) throw new Error(`no workload is named ${config.workload}`);
+  return { ...config, workload: WORKLOADS[config.workload] };
 }
 
 function emitter(name: string) {
@@ -72,21 +50,6 @@ async function sleepUnlessStopped(ms: number): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/**
- * Waits for the parent's go line. Stdin stays open for the rest of the run so that its closing
- * tells the worker that the parent is gone, whatever way the parent died.
- */
-function waitForGo(): Promise<GoMessage | undefined> {
-  const lines = createInterface({ input: process.stdin });
-  return new Promise((resolve) => {
-    lines.once("line", (line) => resolve(JSON.parse(line) as GoMessage));
-    lines.once("close", () => {
-      resolve(undefined);
-      requestStop();
-    });
-  });
 }
 
 /**
@@ -156,14 +119,17 @@ async function run(config: WorkerConfig, emit: Emit): Promise<void> {
   // No client retries for the counter: an INCR retried after a lost reply would count twice and
   // report an overlap that never happened. The lock itself is safe under retries.
   const counter = new Redis({ url: config.url, token: config.token, enableTelemetry: false, retry: false });
-  const go = waitForGo();
+  const go = waitForGo(requestStop);
   // Connect before saying ready, so start-up cost does not count as waiting for the lock.
   await redis.ping();
   emit({ event: "ready" });
   const message = await go;
   if (!message) return;
   phase = "thinking";
-  const lock = new Lock({ id: config.lockId, redis, lease: config.workload.leaseMs, fair: config.fair });
+  // Wake-ups are opt-in per client: the demo enables them unless told to poll (--poll).
+  if (config.wakeUps) enableWakeUps(redis);
+  const options = { id: config.lockId, redis, lease: config.workload.leaseMs };
+  const lock = config.fair ? new FairLock(options) : new Lock(options);
   while (!stop.signal.aborted && Date.now() < message.deadline) {
     // Without thinking, the next round starts right after the release, with no timer in between.
     const think = randomBetween(config.workload.thinkMs);
@@ -177,7 +143,7 @@ async function run(config: WorkerConfig, emit: Emit): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const config = readConfig(process.env);
+  const config = readConfig();
   const emit = emitter(config.name);
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, requestStop);
   // A closed stdout means the parent is gone: nobody is left to report to.

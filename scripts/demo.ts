@@ -1,10 +1,10 @@
-// `npm run demo [-- --seconds N --workers N]`: several processes contend for one lock through
+// `npm run demo [-- --seconds N --workers N --poll]`: several processes contend for one lock through
 // @upstash/redis, the terminal shows live who holds it and who waits, and a summary checks that
 // no two of them were ever inside the critical section at once.
 //
-// `npm run demo -- --fair`: two groups of processes at the same time, one on a lock with default
-// options and one on a lock with `fair: true`, each worker asking again as soon as it released;
-// the summary adds, for each lock, how evenly the turns went round (scripts/demo/fairness.ts).
+// `npm run demo -- --fair`: two groups of processes at the same time, one on a `Lock` and one on a
+// `FairLock`, each worker asking again as soon as it released; the summary adds, for each lock,
+// how evenly the turns went round (scripts/demo/fairness.ts).
 //
 // Uses UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN when both are set, otherwise a local
 // stack started for the run. Whatever it starts it stops, also on Ctrl-C. Exit code: 0 when the
@@ -14,7 +14,14 @@ import type { Redis } from "@upstash/redis";
 import { type Backend, clientFor, deleteRunKeys, openBackend, type RunKeys, runKeys } from "./demo/backend";
 import { measureFairness, renderComparison, renderFairness } from "./demo/fairness";
 import { type DemoOptions, parseOptions, USAGE } from "./demo/options";
-import { WORKLOADS, type Workload, type WorkloadName } from "./demo/protocol";
+import {
+  type DemoWorkerConfig,
+  parseEvent,
+  WORKLOADS,
+  type WorkerEvent,
+  type Workload,
+  type WorkloadName,
+} from "./demo/protocol";
 import {
   findOverlaps,
   overlapCount,
@@ -26,11 +33,12 @@ import {
 } from "./demo/summary";
 import { applyEvent, markExited, markInterrupted, newTrack, type TrackGroup } from "./demo/timeline";
 import { liveView, logView, type View } from "./demo/view";
-import { startWorker, type WorkerProcess } from "./demo/workers";
 import { runCli } from "./support/cli";
+import { startWorker, type WorkerProcess } from "./support/workers";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
 const READY_TIMEOUT_MS = 60_000;
+const WORKER_SCRIPT = new URL("./demo-worker.ts", import.meta.url);
 
 const out = process.stdout;
 const say = (line = "") => out.write(`${line}\n`);
@@ -79,10 +87,7 @@ function planGroups(options: DemoOptions): Group[] {
     workers: [],
   });
   if (!options.fair) return [group("worker", undefined, false)];
-  return [
-    group("unfair", "Unfair lock (default options)", false),
-    group("fair", "Fair lock (fair: true)", true),
-  ];
+  return [group("unfair", "Unfair lock (new Lock)", false), group("fair", "Fair lock (new FairLock)", true)];
 }
 
 function workloadOf(options: DemoOptions): WorkloadName {
@@ -94,6 +99,13 @@ function printHeader(options: DemoOptions, backend: Backend, groups: readonly Gr
   const tries = `acquire() tries ${workload.attempts}×${workload.delayMs} ms`;
   const hold = `hold it ${workload.holdMs.join("-")} ms, release it`;
   say(`  server: ${backend.description}`);
+  let wakeUps = "every worker calls enableWakeUps(redis): a long wait subscribes, a release wakes it";
+  if (options.poll) {
+    wakeUps = options.fair
+      ? "no enableWakeUps (--poll): the Lock's waiters poll; the FairLock enables wake-ups by itself"
+      : "no enableWakeUps (--poll): waiters poll every retry.delay";
+  }
+  say(`  wake-ups: ${wakeUps}`);
   const [only] = groups;
   if (only && groups.length === 1) {
     say(`  lock:   ${only.keys.lockId}  (lease ${workload.leaseMs} ms, ${tries})`);
@@ -105,32 +117,51 @@ function printHeader(options: DemoOptions, backend: Backend, groups: readonly Gr
   }
   for (const group of groups) {
     say(
-      `  ${`${group.label}:`.padEnd(8)}${group.keys.lockId}  (${group.fair ? "fair: true" : "default options"})`,
+      `  ${`${group.label}:`.padEnd(8)}${group.keys.lockId}  (${group.fair ? "new FairLock" : "new Lock"})`,
     );
   }
   say(`  both:   lease ${workload.leaseMs} ms, ${tries}`);
   say(`  each worker, for ${options.seconds} s: wait for the lock, ${hold}, and at once wait again`);
 }
 
-/** Starts a group's workers; each reports its events to its own track and to the view. */
+/** How long a worker may take to exit after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 2_000;
+
+/**
+ * Starts a group's workers (scripts/demo-worker.ts); each reports its events to its own track and
+ * to the view.
+ */
 function startWorkers(options: DemoOptions, backend: Backend, group: Group, view: () => View): void {
   for (let i = 1; i <= options.workers; i++) {
     const track = newTrack(`${group.label}-${i}`);
     group.tracks.push(track);
-    const settings = {
+    const config: DemoWorkerConfig = {
       url: backend.url,
       token: backend.token,
       lockId: group.keys.lockId,
       occupancyKey: group.keys.occupancyKey,
+      name: track.name,
       fair: group.fair,
+      wakeUps: !options.poll,
       workload: workloadOf(options),
     };
-    group.workers.push(
-      startWorker(track.name, settings, (event) => {
+    const worker = startWorker<WorkerEvent>({
+      name: track.name,
+      script: WORKER_SCRIPT,
+      config,
+      parse: (line) => {
+        const event = parseEvent(line);
+        return event?.worker === track.name ? event : undefined;
+      },
+      isReady: (event) => event.event === "ready",
+      onMessage: (event) => {
+        // Kept with the output too, so that a worker failing before it is ready explains why.
+        if (event.event === "error") worker.output.push(`error: ${event.message}`);
         applyEvent(track, event);
         view().event(track, event);
-      }),
-    );
+      },
+    });
+    group.workers.push(worker);
   }
 }
 
@@ -251,7 +282,7 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
   const workers = groups.flatMap((group) => group.workers);
   const tracks = groups.flatMap((group) => group.tracks);
   // Stop the workers before the server they talk to, and only then delete their keys.
-  cleanups.push(() => Promise.all(workers.map((worker) => worker.stop())));
+  cleanups.push(() => Promise.all(workers.map((worker) => worker.stop(STOP_GRACE_MS))));
   const exits = Promise.all(groups.map(awaitExits));
   const ready = withTimeout(
     Promise.all(workers.map((w) => w.ready)),
@@ -267,7 +298,7 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
   const interrupted = (await unlessInterrupted(exits)) === "interrupted";
   const stoppedAt = interrupted ? Date.now() : undefined;
   if (stoppedAt !== undefined) {
-    await Promise.all(workers.map((worker) => worker.stop()));
+    await Promise.all(workers.map((worker) => worker.stop(STOP_GRACE_MS)));
     for (const track of tracks) markInterrupted(track, stoppedAt);
   }
   view.finish(stoppedAt);

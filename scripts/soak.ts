@@ -1,4 +1,4 @@
-// `npm run soak [-- --seconds N --workers N --seed N]`: worker processes contend for one lock with
+// `npm run soak [-- --seconds N --workers N --poll --seed N]`: worker processes contend for one lock with
 // auto-extend and a short lease while every one of their requests crosses a pass-through that
 // injects random faults. Every holder respects its lock (scripts/soak/worker.ts); the soak checks
 // that no two holders ever worked at the same time, on one clock and through a Redis counter, and
@@ -11,10 +11,17 @@ import { setTimeout as pause } from "node:timers/promises";
 import { Redis } from "@upstash/redis";
 import { type LocalStack, startLocalStack } from "../stack/local-stack";
 import { type PassThrough, startPassThrough } from "../test/support/pass-through";
-import { FAULT_LIMITS, FaultInjector, seededRandom } from "./soak/faults";
+import { FAULT_LIMITS, FaultInjector, type Random, seededRandom } from "./soak/faults";
 import { parseOptions, type SoakOptions, USAGE } from "./soak/options";
 import { findOverlaps } from "./soak/overlaps";
-import { type Step, WORKLOAD } from "./soak/protocol";
+import {
+  parseWorkerLine,
+  type SoakWorkerConfig,
+  type Step,
+  WORKLOAD,
+  type WorkerLine,
+  type WorkerReport,
+} from "./soak/protocol";
 import {
   EXIT_LIMIT_MS,
   findProblems,
@@ -23,11 +30,12 @@ import {
   renderTotals,
   type WorkerOutcome,
 } from "./soak/report";
-import { type SoakWorker, startWorker } from "./soak/workers";
 import { runCli } from "./support/cli";
+import { startWorker, type WorkerProcess } from "./support/workers";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
 const READY_TIMEOUT_MS = 60_000;
+const WORKER_SCRIPT = new URL("./soak/worker.ts", import.meta.url);
 /** After the deadline: a worker finishes its hold (at most `holdMs`) and reports. */
 const FINISH_TIMEOUT_MS = 30_000;
 
@@ -65,7 +73,8 @@ function printHeader(options: SoakOptions, stack: LocalStack, lockId: string): v
   say(`  stack:  ${stack.url} -> ${stack.redisUrl} (private), one pass-through per worker`);
   say(
     `  lock:   ${lockId}, lease ${WORKLOAD.leaseMs} ms, autoExtend (every ${Math.floor(WORKLOAD.leaseMs / 3)} ms), ` +
-      `acquire timeout ${WORKLOAD.acquireTimeoutMs} ms`,
+      `acquire timeout ${WORKLOAD.acquireTimeoutMs} ms, ` +
+      (options.poll ? "no wake-ups (--poll)" : "enableWakeUps (subscriptions straight to the proxy)"),
   );
   say(
     `  work:   holds of ${WORKLOAD.holdMs.join("-")} ms in steps of ${WORKLOAD.stepMs.join("-")} ms; a step starts only ` +
@@ -79,25 +88,59 @@ function printHeader(options: SoakOptions, stack: LocalStack, lockId: string): v
   );
 }
 
+/** One worker, its pass-through and the faults injected into it. */
+interface Lane {
+  readonly worker: WorkerProcess;
+  readonly passThrough: PassThrough;
+  readonly injector: FaultInjector;
+  /** The worker's report, once it arrived, and when (Date.now()). */
+  report: { report: WorkerReport; at: number } | undefined;
+}
+
+/** Starts the lane of worker `name`: its pass-through, then the worker (scripts/soak/worker.ts). */
+async function startLane(
+  name: string,
+  settings: Omit<SoakWorkerConfig, "name" | "lockUrl">,
+  target: string,
+  random: Random,
+): Promise<Lane> {
+  const passThrough = await startPassThrough({ target });
+  const config: SoakWorkerConfig = { ...settings, name, lockUrl: passThrough.url };
+  const lane: Lane = {
+    passThrough,
+    injector: new FaultInjector(passThrough, random),
+    report: undefined,
+    worker: startWorker<WorkerLine>({
+      name,
+      script: WORKER_SCRIPT,
+      config,
+      nodeArgs: ["--expose-gc"],
+      parse: parseWorkerLine,
+      isReady: (line) => line.type === "ready",
+      onMessage: (line, at) => {
+        if (line.type === "report") lane.report = { report: line, at };
+      },
+    }),
+  };
+  return lane;
+}
+
 /** Waits for a worker's report and exit; kills it if either takes too long. */
-async function settle(
-  worker: SoakWorker,
-  injector: FaultInjector,
-  passThrough: PassThrough,
-): Promise<WorkerOutcome> {
+async function settle(lane: Lane): Promise<WorkerOutcome> {
+  const { worker, injector, passThrough } = lane;
   const outcome = (exitCode: number | null, exitLagMs: number | undefined): WorkerOutcome => ({
     name: worker.name,
-    report: worker.report()?.report,
+    report: lane.report?.report,
     exitCode,
     exitLagMs,
     faults: injector.counts,
     requests: passThrough.stats.requests,
+    commands: passThrough.stats.commands,
   });
   // Not cut short by an interrupt: the workers were asked to stop, and report before they exit.
   const exit = await awaitWithin(worker.exited, FINISH_TIMEOUT_MS + EXIT_LIMIT_MS, false);
   if (typeof exit === "object") {
-    const reported = worker.report();
-    return outcome(exit.code, reported ? exit.at - reported.at : 0);
+    return outcome(exit.code, lane.report ? exit.at - lane.report.at : 0);
   }
   const killed = await worker.kill();
   return outcome(killed.code, undefined);
@@ -126,25 +169,22 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
   }
 
   const random = seededRandom(options.seed);
-  const lanes: Array<{ worker: SoakWorker; passThrough: PassThrough; injector: FaultInjector }> = [];
+  const lanes: Lane[] = [];
   cleanups.push(async () => {
     for (const lane of lanes) lane.injector.stop();
     await Promise.all(lanes.map((lane) => lane.worker.kill()));
     await Promise.all(lanes.map((lane) => lane.passThrough.close()));
   });
+  const settings = {
+    directUrl: stack.url,
+    token: stack.token,
+    lockId,
+    occupancyKey,
+    wakeUps: !options.poll,
+    careless: options.careless,
+  };
   for (let i = 1; i <= options.workers; i++) {
-    const passThrough = await startPassThrough({ target: stack.url });
-    const name = `worker-${i}`;
-    const worker = startWorker({
-      name,
-      lockUrl: passThrough.url,
-      directUrl: stack.url,
-      token: stack.token,
-      lockId,
-      occupancyKey,
-      careless: options.careless,
-    });
-    lanes.push({ worker, passThrough, injector: new FaultInjector(passThrough, random) });
+    lanes.push(await startLane(`worker-${i}`, settings, stack.url, random));
   }
 
   say("  starting workers...");
@@ -167,12 +207,10 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
   clearInterval(progress);
   for (const lane of lanes) lane.injector.stop();
   if (finished === "interrupted") {
-    for (const lane of lanes) lane.worker.requestStop();
+    for (const lane of lanes) lane.worker.closeInput();
     say("\nInterrupted: asked the workers to stop.");
   }
-  const outcomes = await Promise.all(
-    lanes.map((lane) => settle(lane.worker, lane.injector, lane.passThrough)),
-  );
+  const outcomes = await Promise.all(lanes.map(settle));
   say(`  done after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
 
   const steps = new Map<string, readonly Step[]>(outcomes.map((o) => [o.name, o.report?.steps ?? []]));

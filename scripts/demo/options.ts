@@ -1,56 +1,57 @@
-// The demo's command line: `npm run demo -- [--seconds N] [--workers N] [--fair]`.
+// The demo's command line: `npm run demo -- [--seconds N] [--workers N] [--poll] [--fair]`.
 
-import { parseArgs } from "node:util";
-import { integerIn, UsageError } from "../support/cli";
+import { commandLine, integerIn, POLL_FLAG, secondsFlag, workersFlag } from "../support/options";
 
 export interface DemoOptions {
   /** How long workers keep starting new rounds. */
   seconds: number;
   /** How many workers contend for each lock. */
   workers: number;
+  /** No `enableWakeUps` in the workers: waiters only poll. */
+  poll: boolean;
   /** Run a fair and an unfair lock side by side, each worker asking again as soon as it released. */
   fair: boolean;
 }
 
-export const USAGE = `usage: npm run demo -- [--seconds N] [--workers N] [--fair]
+const SECONDS = [1, 60] as const;
+// Past a dozen processes the rows stop fitting a terminal and two cores mostly measure scheduling;
+// comparing turns needs at least two workers per lock.
+const WORKERS = [1, 12] as const;
+const WORKERS_PER_LOCK = [2, 6] as const;
 
-  --seconds N   how long the workers contend, 1 to 60 (default 7, or 10 with --fair)
-  --workers N   how many worker processes, 1 to 12 (default 4); with --fair, per lock, 2 to 6
-  --fair        fair against unfair turns: two groups of workers contend at the same time, one
-                for a lock with default options, one for a lock with \`fair: true\`, each worker
-                asking again as soon as it released. Shows both timelines and, for each lock, the
-                sections per worker, the least-served worker against the mean, and how often the
-                worker that released the lock took it straight back.
+const FLAGS = {
+  seconds: secondsFlag(SECONDS, "7, or 10 with --fair"),
+  workers: workersFlag(WORKERS, 4, `; with --fair, per lock, ${WORKERS_PER_LOCK.join(" to ")}`),
+  poll: POLL_FLAG,
+  fair: {
+    kind: "switch",
+    help:
+      "fair against unfair turns: two groups of workers contend at the same time, one for a `new Lock`, " +
+      "one for a `new FairLock`, each worker asking again as soon as it released. Shows both timelines " +
+      "and, for each lock, the sections per worker, the least-served worker against the mean, and how " +
+      "often the worker that released the lock took it straight back.",
+  },
+} as const;
 
-Uses UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN when both are set; otherwise starts a
-local stack (redis-server plus the Upstash REST proxy) for the run and stops it afterwards.`;
+const COMMAND_LINE = commandLine(
+  "demo",
+  FLAGS,
+  "Uses UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN when both are set; otherwise starts a\n" +
+    "local stack (redis-server plus the Upstash REST proxy) for the run and stops it afterwards.",
+);
+
+export const USAGE = COMMAND_LINE.usage;
 
 /** @returns the options, or "help" when --help was given. */
 export function parseOptions(argv: string[]): DemoOptions | "help" {
-  let values: { seconds?: string; workers?: string; fair?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        seconds: { type: "string" },
-        workers: { type: "string" },
-        fair: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  if (values.help) return "help";
-  const fair = values.fair === true;
+  const values = COMMAND_LINE.parse(argv);
+  if (values === "help") return "help";
+  const { fair, poll } = values;
   return {
     // A saturated lock needs a few more seconds before the turns' pattern stands out.
-    seconds: integerIn("seconds", values.seconds, fair ? 10 : 7, [1, 60]),
-    // Past a dozen processes the rows stop fitting a terminal and two cores mostly measure
-    // scheduling; comparing turns needs at least two workers per lock.
-    workers: integerIn("workers", values.workers, 4, fair ? [2, 6] : [1, 12]),
+    seconds: integerIn("seconds", values.seconds, fair ? 10 : 7, SECONDS),
+    workers: integerIn("workers", values.workers, 4, fair ? WORKERS_PER_LOCK : WORKERS),
+    poll,
     fair,
   };
 }

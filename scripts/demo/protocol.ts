@@ -1,18 +1,21 @@
 // What the demo's parent and its worker processes say to each other. Workers write one JSON
-// object per line on stdout; the parent writes one "go" line on each worker's stdin.
+// object per line on stdout; the parent writes one "go" line on each worker's stdin (see
+// scripts/support/workers.ts).
 
-/** Environment variables the parent sets for each worker. */
-export const WORKER_ENV = {
-  url: "DEMO_REDIS_URL",
-  token: "DEMO_REDIS_TOKEN",
-  lockId: "DEMO_LOCK_ID",
-  occupancyKey: "DEMO_OCCUPANCY_KEY",
-  name: "DEMO_WORKER_NAME",
-  /** "true" for a `fair: true` lock, "false" for default options. */
-  fair: "DEMO_FAIR",
+/** What the parent tells each worker (see `workerConfig` in scripts/support/workers.ts). */
+export interface DemoWorkerConfig {
+  readonly url: string;
+  readonly token: string;
+  readonly lockId: string;
+  readonly occupancyKey: string;
+  readonly name: string;
+  /** A FairLock, or a Lock. */
+  readonly fair: boolean;
+  /** Whether the worker calls `enableWakeUps` for its client (not with --poll). */
+  readonly wakeUps: boolean;
   /** A key of {@link WORKLOADS}. */
-  workload: "DEMO_WORKLOAD",
-} as const;
+  readonly workload: WorkloadName;
+}
 
 /** How the lock is used by every worker; the parent prints it, the worker applies it. */
 export interface Workload {
@@ -47,12 +50,6 @@ export type WorkloadName = keyof typeof WORKLOADS;
 
 export function isWorkloadName(name: string): name is WorkloadName {
   return Object.hasOwn(WORKLOADS, name);
-}
-
-/** Sent by the parent once every worker is ready, so that all of them start together. */
-export interface GoMessage {
-  /** Wall-clock ms (Date.now()) after which a worker starts no new round. */
-  deadline: number;
 }
 
 interface Base {

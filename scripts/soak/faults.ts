@@ -13,18 +13,31 @@ export interface FaultCounts {
 }
 
 /** Limits of every fault, in ms or requests. */
-export const FAULT_LIMITS = {
+export interface FaultLimits {
   /** Pause between two faults on one pass-through. */
+  readonly gapMs: readonly [number, number];
+  /** Added to every request during a spike. */
+  readonly latencyMs: readonly [number, number];
+  readonly latencyDurationMs: readonly [number, number];
+  readonly droppedReplies: readonly [number, number];
+  readonly status5xx: readonly [number, number];
+  readonly refusedRequests: readonly [number, number];
+  /** Every request refused for this long. */
+  readonly outageMs: readonly [number, number];
+}
+
+/** The soak's limits, for its 500 ms leases. */
+export const FAULT_LIMITS = {
   gapMs: [200, 1_500],
-  /** Added to every request during a spike: below the lease, but several renewal intervals. */
+  /** Below the lease, but several renewal intervals. */
   latencyMs: [50, 450],
   latencyDurationMs: [200, 1_500],
   droppedReplies: [1, 2],
   status5xx: [1, 3],
   refusedRequests: [1, 4],
-  /** Every request refused for this long: sometimes longer than the lease, so holds get lost. */
+  /** Sometimes longer than the lease, so holds get lost. */
   outageMs: [100, 900],
-} as const;
+} as const satisfies FaultLimits;
 
 /** A source of random numbers in [0, 1). */
 export type Random = () => number;
@@ -41,7 +54,7 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-function between(random: Random, [min, max]: readonly [number, number]): number {
+export function between(random: Random, [min, max]: readonly [number, number]): number {
   return min + Math.floor(random() * (max - min + 1));
 }
 
@@ -56,18 +69,20 @@ export class FaultInjector {
   };
   readonly #faults: PassThrough["faults"];
   readonly #random: Random;
+  readonly #limits: FaultLimits;
   readonly #timers = new Set<NodeJS.Timeout>();
   /** The latency of a spike in progress, restored when an outage ends (ending one resets all). */
   #latencyMs = 0;
   #stopped = false;
 
-  constructor(passThrough: PassThrough, random: Random) {
+  constructor(passThrough: PassThrough, random: Random, limits: FaultLimits = FAULT_LIMITS) {
     this.#faults = passThrough.faults;
     this.#random = random;
+    this.#limits = limits;
   }
 
   start(): void {
-    this.#after(between(this.#random, FAULT_LIMITS.gapMs), () => this.#injectOne());
+    this.#after(between(this.#random, this.#limits.gapMs), () => this.#injectOne());
   }
 
   /** Stops injecting and clears every fault in place. */
@@ -91,29 +106,29 @@ export class FaultInjector {
     const roll = random();
     if (roll < 0.3) {
       this.counts.latencySpikes += 1;
-      this.#latencyMs = between(random, FAULT_LIMITS.latencyMs);
+      this.#latencyMs = between(random, this.#limits.latencyMs);
       this.#faults.latency(this.#latencyMs);
-      this.#after(between(random, FAULT_LIMITS.latencyDurationMs), () => {
+      this.#after(between(random, this.#limits.latencyDurationMs), () => {
         this.#latencyMs = 0;
         this.#faults.latency(0);
       });
     } else if (roll < 0.5) {
       this.counts.droppedReplies += 1;
-      this.#faults.dropReplies(between(random, FAULT_LIMITS.droppedReplies));
+      this.#faults.dropReplies(between(random, this.#limits.droppedReplies));
     } else if (roll < 0.7) {
       this.counts.status5xx += 1;
-      this.#faults.status5xx(between(random, FAULT_LIMITS.status5xx));
+      this.#faults.status5xx(between(random, this.#limits.status5xx));
     } else if (roll < 0.9) {
       this.counts.refused += 1;
-      this.#faults.refuse(between(random, FAULT_LIMITS.refusedRequests));
+      this.#faults.refuse(between(random, this.#limits.refusedRequests));
     } else {
       this.counts.outages += 1;
       this.#faults.refuse();
-      this.#after(between(random, FAULT_LIMITS.outageMs), () => {
+      this.#after(between(random, this.#limits.outageMs), () => {
         this.#faults.reset();
         this.#faults.latency(this.#latencyMs);
       });
     }
-    this.#after(between(random, FAULT_LIMITS.gapMs), () => this.#injectOne());
+    this.#after(between(random, this.#limits.gapMs), () => this.#injectOne());
   }
 }

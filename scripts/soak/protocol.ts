@@ -1,20 +1,22 @@
 // What the soak's parent and its worker processes say to each other. A worker writes one JSON
 // object per line on stdout ("ready", then one "report" at the end); the parent writes one "go"
-// line on the worker's stdin and closes it to ask for an early stop.
+// line on the worker's stdin and closes it to ask for an early stop (see scripts/support/workers.ts).
 
-/** Environment variables the parent sets for each worker. */
-export const SOAK_ENV = {
+/** What the parent tells each worker (see `workerConfig` in scripts/support/workers.ts). */
+export interface SoakWorkerConfig {
+  readonly name: string;
   /** The worker's own fault-injecting pass-through: the lock's requests go there. */
-  lockUrl: "SOAK_LOCK_URL",
-  /** The proxy itself, never faulted: for the occupancy counter. */
-  directUrl: "SOAK_DIRECT_URL",
-  token: "SOAK_TOKEN",
-  lockId: "SOAK_LOCK_ID",
-  occupancyKey: "SOAK_OCCUPANCY_KEY",
-  name: "SOAK_WORKER_NAME",
-  /** "1": no auto-extend, and the holder ignores its signal and lease: the control run, which must see overlaps. */
-  careless: "SOAK_CARELESS",
-} as const;
+  readonly lockUrl: string;
+  /** The proxy itself, never faulted: for the occupancy counter and the lock's subscriptions. */
+  readonly directUrl: string;
+  readonly token: string;
+  readonly lockId: string;
+  readonly occupancyKey: string;
+  /** Whether the worker calls `enableWakeUps` for the lock's client (not with --poll). */
+  readonly wakeUps: boolean;
+  /** No auto-extend, and the holder ignores its signal and lease: the control run, which must see overlaps. */
+  readonly careless: boolean;
+}
 
 /** How every worker uses the lock; the parent prints it, the worker applies it. */
 export const WORKLOAD = {
@@ -35,12 +37,6 @@ export const WORKLOAD = {
   /** Pause between two holds of one worker, in ms. */
   thinkMs: [0, 100],
 } as const;
-
-/** Sent by the parent once every worker is ready, so that all of them start together. */
-export interface GoMessage {
-  /** Wall-clock ms (Date.now()) after which a worker starts no new acquisition. */
-  deadline: number;
-}
 
 /** One step of a holder's work: [start, end] in wall-clock ms (Date.now()), shared by all workers. */
 export type Step = readonly [start: number, end: number];

@@ -15,7 +15,9 @@ export interface WorkerOutcome {
   /** Milliseconds from its report to its exit; undefined when it had to be killed. */
   readonly exitLagMs: number | undefined;
   readonly faults: FaultCounts;
+  /** What the worker's lock sent through its pass-through: requests, and the commands Upstash bills for them. */
   readonly requests: number;
+  readonly commands: number;
 }
 
 const HEADERS = [
@@ -102,7 +104,7 @@ export function renderTotals(outcomes: readonly WorkerOutcome[], overlaps: Overl
     `overlapping step pairs ${overlaps.overlaps.length}, redis occupancy conflicts ${sum((r) => r.occupancyConflicts)}`,
     `faults injected: ${faults.latencySpikes} latency spikes, ${faults.droppedReplies} dropped-reply bursts, ` +
       `${faults.status5xx} 5xx bursts, ${faults.refused} refusal bursts, ${faults.outages} outages; ` +
-      `${outcomes.reduce((total, o) => total + o.requests, 0)} requests through the pass-throughs`,
+      `${outcomes.reduce((total, o) => total + o.requests, 0)} requests (${outcomes.reduce((total, o) => total + o.commands, 0)} billed commands) through the pass-throughs`,
   ];
 }
 

@@ -6,29 +6,16 @@
 // It is started by scripts/soak.ts and writes its report as one JSON line at the end.
 
 import { createHook } from "node:async_hooks";
-import { createInterface } from "node:readline";
 import { setTimeout as pause } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "@upstash/redis";
-import { Lock, LockAcquisitionError, type LockLostError } from "../../src/index";
-import {
-  type GoMessage,
-  SOAK_ENV,
-  type Step,
-  WORKLOAD,
-  type WorkerLine,
-  type WorkerReport,
-} from "./protocol";
+import { enableWakeUps, Lock, LockAcquisitionError, type LockLostError } from "../../src/index";
+import { waitForGo, workerConfig } from "../support/workers";
+import { type SoakWorkerConfig, type Step, WORKLOAD, type WorkerLine, type WorkerReport } from "./protocol";
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set; this worker is started by scripts/soak.ts`);
-  return value;
-};
-
-const name = env(SOAK_ENV.name);
-/** The control run: no auto-extend, and holders ignore the lock once they have it. */
-const careless = process.env[SOAK_ENV.careless] === "1";
+const config = workerConfig<SoakWorkerConfig>("scripts/soak.ts");
+// `careless`: the control run, no auto-extend, and holders ignore the lock once they have it.
+const { name, careless } = config;
 const report: WorkerReport = {
   type: "report",
   worker: name,
@@ -90,18 +77,6 @@ function randomBetween([min, max]: readonly [number, number]): number {
 function heapUsed(): number {
   (globalThis as { gc?: () => void }).gc?.();
   return process.memoryUsage().heapUsed;
-}
-
-/** Resolves with the parent's go line; afterwards, stdin closing stops the worker. */
-function waitForGo(): Promise<GoMessage | undefined> {
-  const lines = createInterface({ input: process.stdin });
-  return new Promise((resolve) => {
-    lines.once("line", (line) => resolve(JSON.parse(line) as GoMessage));
-    lines.once("close", () => {
-      stop.abort(new Error("stopped by the parent"));
-      resolve(undefined);
-    });
-  });
 }
 
 /** Sleeps, ending early (without throwing) when `signal` aborts. */
@@ -196,27 +171,29 @@ async function acquire(lock: Lock): Promise<boolean> {
 }
 
 async function run(): Promise<void> {
-  const token = env(SOAK_ENV.token);
-  const occupancyKey = env(SOAK_ENV.occupancyKey);
+  const { token, occupancyKey } = config;
   // The lock's client retries like a real one would (a little), so dropped replies re-run scripts.
   const faulty = new Redis({
-    url: env(SOAK_ENV.lockUrl),
+    url: config.lockUrl,
     token,
     enableTelemetry: false,
     retry: { retries: 2, backoff: (retryCount) => 20 * 2 ** retryCount },
   });
   // No retries for the counter: a re-sent INCR would count twice and report an overlap that never was.
-  const direct = new Redis({ url: env(SOAK_ENV.directUrl), token, enableTelemetry: false, retry: false });
-  // The lock's scripts cross the faults. Its release subscription (wakeOnRelease, a server-sent
-  // events stream) goes straight to the proxy: the pass-through buffers whole responses, so a stream
-  // would never get through it, and a waiter would only ever poll.
+  const direct = new Redis({ url: config.directUrl, token, enableTelemetry: false, retry: false });
+  // The lock's scripts cross the faults. Its release subscriptions (enableWakeUps: a server-sent
+  // events stream per waited-on lock) go straight to the proxy: the pass-through buffers whole
+  // responses, so a stream would never get through it, and a waiter would only ever poll. The
+  // library opens them on an @upstash/redis client's REST endpoint (`client.baseUrl`, `client.headers`),
+  // so the wrapper names the proxy's.
   const lockClient = {
     eval: (script: string, keys: string[], args: (string | number)[]) => faulty.eval(script, keys, args),
     evalsha: (sha1: string, keys: string[], args: (string | number)[]) => faulty.evalsha(sha1, keys, args),
-    subscribe: (channels: string | string[]) => direct.subscribe(channels),
+    client: { baseUrl: config.directUrl, headers: { authorization: `Bearer ${token}` } },
   };
+  if (config.wakeUps) enableWakeUps(lockClient);
   const lock = new Lock({
-    id: env(SOAK_ENV.lockId),
+    id: config.lockId,
     redis: lockClient,
     lease: WORKLOAD.leaseMs,
     autoExtend: !careless,
@@ -224,7 +201,7 @@ async function run(): Promise<void> {
       report.onLostCalls += 1;
     },
   });
-  const go = waitForGo();
+  const go = waitForGo(() => stop.abort(new Error("stopped by the parent")));
   await direct.ping();
   report.heapUsedBytes.start = heapUsed();
   write({ type: "ready", worker: name });

@@ -1,27 +1,10 @@
-// What the demo and the soak share as command-line programs: argument errors, whole-number flags,
-// and a main that parses, runs, turns SIGINT/SIGTERM into an abort, and always runs the cleanups.
+// What the demo and the soak share as command-line programs: argument errors, and a main that
+// parses, runs, turns SIGINT/SIGTERM into an abort, and always runs the cleanups.
 import { constants } from "node:os";
 
 /** Bad arguments: the program prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
   override name = "UsageError";
-}
-
-/** A whole-number flag within `[min, max]`, or `fallback` when absent. */
-export function integerIn(
-  name: string,
-  text: string | undefined,
-  fallback: number,
-  [min, max]: [number, number],
-) {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(
-      `--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`,
-    );
-  }
-  return value;
 }
 
 /** A command-line program for {@link runCli}. */

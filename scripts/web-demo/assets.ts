@@ -1,0 +1,92 @@
+// What the demo's server serves, made once at startup: the built package (built first when dist/ is
+// missing or older than src/), @upstash/redis bundled for the browser, and the page's own script.
+
+import { spawn } from "node:child_process";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const BUILT = join(ROOT, "dist/index.js");
+
+export interface Asset {
+  readonly type: string;
+  readonly body: string;
+}
+
+const js = (body: string): Asset => ({ type: "text/javascript; charset=utf-8", body });
+
+/** The newest modification time under `path`, in ms. */
+async function newest(path: string): Promise<number> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return info.mtimeMs;
+  const entries = await readdir(path);
+  const times = await Promise.all(entries.map((entry) => newest(join(path, entry))));
+  return Math.max(info.mtimeMs, ...times);
+}
+
+async function isStale(): Promise<boolean> {
+  const built = await stat(BUILT).then(
+    (info) => info.mtimeMs,
+    () => undefined,
+  );
+  if (built === undefined) return true;
+  const sources = Math.max(await newest(join(ROOT, "src")), await newest(join(ROOT, "tsup.config.ts")));
+  return sources > built;
+}
+
+/** Runs `npm run build` when dist/ is missing or stale; its output goes to stderr. */
+export async function ensureBuilt(): Promise<void> {
+  if (!(await isStale())) return;
+  process.stderr.write("dist/ is missing or older than src/: npm run build\n");
+  const child = spawn("npm", ["run", "build"], {
+    cwd: ROOT,
+    stdio: ["ignore", process.stderr, process.stderr],
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", resolve);
+  });
+  if (code !== 0) throw new Error(`npm run build exited with ${code}`);
+}
+
+async function bundle(options: Parameters<typeof build>[0]): Promise<string> {
+  const result = await build({
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    logLevel: "silent",
+    ...options,
+  });
+  return result.outputFiles?.[0]?.text ?? "";
+}
+
+/** Every path the page loads, with its content. Call {@link ensureBuilt} first. */
+export async function pageAssets(): Promise<Record<string, Asset>> {
+  const [html, css, lock, redis, page] = await Promise.all([
+    readFile(join(HERE, "page.html"), "utf8"),
+    readFile(join(HERE, "page.css"), "utf8"),
+    readFile(BUILT, "utf8"),
+    // @upstash/redis from node_modules as one browser module, as a bundler would ship it.
+    bundle({
+      stdin: {
+        contents: 'export * from "@upstash/redis";',
+        resolveDir: ROOT,
+        sourcefile: "upstash-redis.js",
+      },
+    }),
+    // The page's TypeScript; both libraries stay imports, which the page's import map resolves.
+    bundle({ entryPoints: [join(HERE, "page/main.ts")], external: ["@upstash/lock", "@upstash/redis"] }),
+  ]);
+  return {
+    "/": { type: "text/html; charset=utf-8", body: html },
+    "/page.css": { type: "text/css; charset=utf-8", body: css },
+    "/page.js": js(page),
+    "/lib/upstash-lock.js": js(lock),
+    "/lib/upstash-redis.js": js(redis),
+  };
+}
