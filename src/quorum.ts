@@ -71,16 +71,26 @@ function quorumStore(
   const inFlight = new Map<string, readonly Promise<unknown>[]>();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
-  /** Runs `request` on each member once that member's `after` has settled. */
+  /** Runs `request` once `earlier` (if any) has settled. */
+  const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
+    Promise.resolve(earlier)
+      .catch(() => undefined)
+      .then(request);
+  /** Runs `request` on each member once that member's `earlier` has settled. */
   const following = <T>(
-    after: readonly Promise<unknown>[] | undefined,
+    earlier: readonly Promise<unknown>[] | undefined,
     request: (member: LockStore) => Promise<T>,
-  ) =>
-    members.map((member, index) =>
-      Promise.resolve(after?.[index])
-        .catch(() => undefined)
-        .then(() => request(member)),
-    );
+  ) => members.map((member, index) => after(earlier?.[index], () => request(member)));
+  /**
+   * Records a round that acquired for `token`. A same-token round that is still landing (one an
+   * acquire gave up on, then granted late) stays recorded too: a release must follow both.
+   */
+  const remember = (token: string, requests: readonly Promise<unknown>[]) => {
+    const earlier = takes.get(token);
+    const all = requests.map((take, index) => Promise.allSettled([earlier?.[index], take]));
+    takes.set(token, all);
+    void Promise.allSettled(all).then(() => takes.get(token) === all && takes.delete(token));
+  };
 
   /**
    * Sends one request per member, each waited for a share of the lease, and resolves once the
@@ -167,12 +177,15 @@ function quorumStore(
     const { held, answers } = await vote(operation, lease, members.map(request), (value) => value.held);
     const pttls = answers.flatMap((answer) => (answer?.ok && answer.value.held ? [answer.value.pttl] : []));
     // A holder's renewal or extend found it lost on a majority: the members that may still hold the
-    // token (they said so, or had not answered) let it go now, not a lease later. A status check is
-    // not the holder's, and changes nothing.
+    // token (they said so, had not answered, or have a take still on its way) let it go now, each
+    // after its take, not a lease later. A status check is not the holder's, and changes nothing.
     if (!held && operation !== "status") {
+      const landing = takes.get(token);
+      takes.delete(token);
       const releases = members.flatMap((member, index) => {
         const answer = answers[index];
-        return answer?.ok && !answer.value.held ? [] : [member.release(token, lease)];
+        if (answer?.ok && !answer.value.held && !landing) return [];
+        return [after(landing?.[index], () => member.release(token, lease))];
       });
       background.add(Promise.allSettled(releases));
     }
@@ -194,8 +207,7 @@ function quorumStore(
     const answers = await ask("acquire", requests, lease, (take) => take.kind === "acquired");
     const { ayes } = count(answers, (take) => take.kind === "acquired");
     if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
-      takes.set(token, requests);
-      void Promise.allSettled(requests).then(() => takes.get(token) === requests && takes.delete(token));
+      remember(token, requests);
       return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
     }
     // Not enough: undo what this round took or may yet take, so the next one starts clean.

@@ -98,6 +98,61 @@ describe("quorum over HTTP: a grant that reaches an instance after the release",
     const values = await Promise.all(direct.map((client) => client.get<string>(id)));
     expect(values).toEqual([null, null, null]);
   }, 20_000);
+
+  // Found by the chaos run (quorum-semaphore/upstash, seed 1001): a token left on one member.
+  it("releases a member after every same-token take still landing there, an abandoned try's included", async () => {
+    const { Redis } = await import("@upstash/redis");
+    const opts = { retry: false, enableTelemetry: false } as const;
+    const redis = wires.map(
+      (wire, index) => new Redis({ url: wire.url, token: stacks[index]?.token ?? "", ...opts }),
+    );
+    const direct = stacks.map((stack) => new Redis({ url: stack.url, token: stack.token, ...opts }));
+    const id = uniqueId("quorum-same-token-takes");
+    const lock = new Lock({ id, redis: quorum(redis), lease: 5_000 });
+    expect(await lock.acquire()).toBe(true);
+    expect(await lock.release()).toBe(true);
+    const uuid = crypto.randomUUID();
+    // Try A: granted at once by #0, its takes to #1 and #2 held 400 ms; it gives up at 100 ms, the
+    // round undecided (so no try got an answer).
+    wires[1]?.faults.delayNext(1, 400);
+    wires[2]?.faults.delayNext(1, 400);
+    await expect(lock.acquire({ uuid, timeout: 100 })).rejects.toThrow(/did not answer/);
+    // Try B, same token: #0 and #1 grant it at once; its take to #2 lands at 1.2 s.
+    wires[2]?.faults.delayNext(1, 1_200);
+    expect(await lock.acquire({ uuid })).toBe(true);
+    // A's round is granted late (at 400 ms) by a majority, then undone; B releases after that.
+    await pause(600);
+    expect(await lock.release()).toBe(true);
+    await lock.pending;
+    const values = await Promise.all(direct.map((client) => client.get<string>(id)));
+    expect(values).toEqual([null, null, null]);
+  }, 20_000);
+
+  it("a lease found lost while a member's take is still on its way releases that member after the take", async () => {
+    const { Redis } = await import("@upstash/redis");
+    const opts = { retry: false, enableTelemetry: false } as const;
+    const redis = wires.map(
+      (wire, index) => new Redis({ url: wire.url, token: stacks[index]?.token ?? "", ...opts }),
+    );
+    const direct = stacks.map((stack) => new Redis({ url: stack.url, token: stack.token, ...opts }));
+    const id = uniqueId("quorum-lost-while-landing");
+    const lock = new Lock({ id, redis: quorum(redis), lease: 10_000, autoExtend: { interval: 200 } });
+    expect(await lock.acquire()).toBe(true);
+    expect(await lock.release()).toBe(true);
+    // The take to #2 is held 800 ms; #0 and #1 grant at once.
+    wires[2]?.faults.delayNext(1, 800);
+    const lost = new Promise<string>((resolve) => {
+      void lock.acquireOrThrow({ onLost: (error) => resolve(error.reason) });
+    });
+    await pause(50);
+    // Someone deletes the key on #0 and #1: the next renewal finds it lost everywhere, #2 included,
+    // whose take has not landed yet.
+    await direct[0]?.del(id);
+    await direct[1]?.del(id);
+    expect(await lost).toBe("taken");
+    await lock.pending;
+    expect(await direct[2]?.get<string>(id)).toBeNull();
+  }, 20_000);
 });
 
 describe("quorum: a lease found lost on a majority", () => {
