@@ -26,5 +26,8 @@ let lastOrder = 0;
  */
 export function newCallId(): string {
   lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);
-  return `${lastOrder}-${Math.random().toString(36).slice(2, 8).padEnd(6, "0")}`;
+  // An integer in base 36: a fraction's toString(36) is many times slower.
+  return `${lastOrder}-${Math.floor(Math.random() * 36 ** 6)
+    .toString(36)
+    .padStart(6, "0")}`;
 }

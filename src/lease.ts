@@ -39,7 +39,9 @@ export function leaseContext(
   onEnd?: () => void,
 ): LeaseContext {
   const { lease, renewInterval, onLost } = plan;
-  return { ...owner, token, permit, lease, renewInterval, onLost, onEnd };
+  // Named one by one, not spread: an object of one fixed shape is several times cheaper to make.
+  const { lockId, store, background } = owner;
+  return { lockId, store, background, token, permit, lease, renewInterval, onLost, onEnd };
 }
 
 /**

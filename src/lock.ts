@@ -194,7 +194,8 @@ export class Lock implements AsyncDisposable {
     };
     let outcome: Outcome;
     try {
-      outcome = await acquire({ ...this.#owner, plan, token, turn: again ? undefined : turn });
+      const { lockId, store, background } = this.#owner;
+      outcome = await acquire({ lockId, store, background, plan, token, turn: again ? undefined : turn });
     } catch (error) {
       mine?.end();
       throw error;

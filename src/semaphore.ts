@@ -105,7 +105,8 @@ export class Semaphore {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    const outcome = await acquire({ ...this.#owner, plan, token });
+    const { lockId, store, background } = this.#owner;
+    const outcome = await acquire({ lockId, store, background, plan, token });
     return { plan, token, outcome };
   }
 
