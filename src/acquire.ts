@@ -11,7 +11,7 @@ import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, TIMED_OUT, within } from "./race";
 import type { Take } from "./store";
-import { Waiting } from "./waiting";
+import { type Meaning, Waiting } from "./waiting";
 import type { FeedEvent } from "./wake/feed";
 
 /** How one acquisition ended. */
@@ -70,8 +70,18 @@ export async function acquire({
   const started = monotonicNow();
   const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
   const seat = store.seat?.(token, plan);
-  // Unfair: a release wakes a waiter within the retry window, an acquisition sends it back.
-  const meaning = (event: FeedEvent) => seat?.meaning(event) ?? (event === "released" ? "soon" : "cancel");
+  // Unfair: the first release a wait hears wakes it at once (one holder left, nobody else seen
+  // taking the lock); once it has heard someone take the lock, a release wakes it within the retry
+  // window (the releaser may take it straight back, other waiters heard it too), and an acquisition
+  // sends it back to its planned wait.
+  let turnedOver = false;
+  const meaning = (event: FeedEvent): Meaning => {
+    const fair = seat?.meaning(event);
+    if (fair) return fair;
+    if (event === "released") return turnedOver ? "soon" : "now";
+    turnedOver = true;
+    return "cancel";
+  };
   const waiting =
     (plan.wakeOnRelease && store.events()?.waiting(meaning, !!seat, backoff.maxDelay)) || new Waiting();
   let tries = 0;

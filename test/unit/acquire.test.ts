@@ -166,7 +166,8 @@ describe("subscribing", () => {
     store.announce("released");
     const result = await settle(outcome);
     expect(result.acquired).toBe(true);
-    if (result.acquired) expect(result.sentAt - releasedAt).toBeLessThanOrEqual(4 * RTT);
+    // The first release the wait hears sends its try at once: no retry window for one holder.
+    if (result.acquired) expect(result.sentAt - releasedAt).toBeLessThan(RTT);
   });
 
   it("never with the default three attempts: polling is cheaper", async () => {
@@ -203,10 +204,12 @@ describe("subscribing", () => {
     expect((await settle(outcome)).acquired).toBe(true);
   });
 
-  it("an acquisition by another waiter sends a woken waiter back to its planned wait", async () => {
+  it("once it heard the lock change hands, a release wakes it within the retry window, and an acquisition in it sends it back", async () => {
     const store = new ScriptedStore();
     const { outcome } = start(store, { retry: { attempts: 50, delay: 100, maxDelay: 1_000 } });
     await vi.advanceTimersByTimeAsync(600);
+    // Someone took the lock during the wait: other contenders exist, so releases are raced for.
+    store.announce("acquired");
     const tries = store.takes.length;
     store.announce("released");
     store.announce("acquired");
