@@ -207,7 +207,10 @@ function longWaitHandover(
   const section = "8. Handover";
   const goal = `Handover of a wait polling every 1 s, with wake-ups (${transport})`;
   const row = rows?.find((each) => each.wait === "wake-1s" && each.transport.startsWith(transport));
-  const rtt = latency?.rttP50;
+  // The round trip as the release meets it: a PING after the same idle pause. A back-to-back PING
+  // (section 2) is a few times faster on a shared VM, whose processes wake slowly from a pause.
+  const idle = rows?.find((each) => each.wait === "rtt" && each.transport.startsWith(transport))?.p50;
+  const rtt = idle ?? latency?.rttP50;
   if (!row || rtt === undefined) {
     return notMeasured(
       section,
@@ -221,7 +224,7 @@ function longWaitHandover(
   return {
     section,
     goal,
-    target: `p50 ≤ 2 × ${rtt.toFixed(2)} ms (round trip, PING p50) + 2 ms = ${limit.toFixed(2)} ms`,
+    target: `p50 ≤ 2 × ${rtt.toFixed(2)} ms (round trip: ${idle === undefined ? "PING p50" : `p50 of a PING after the same pause; back to back ${latency?.rttP50?.toFixed(2) ?? "–"} ms`}) + 2 ms = ${limit.toFixed(2)} ms`,
     measured: `p50 ${row.p50.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms (${row.n} handovers)`,
     pass,
     verdict: pass

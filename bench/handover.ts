@@ -15,8 +15,12 @@ import { round, type Summary, summarize } from "./stats";
 const RELEASE_AFTER_MS = 350;
 type Client = ReturnType<typeof upstashClient> | IoRedis;
 
-/** The waits measured: default polling without and with wake-ups, and a wait polling every second. */
-export type HandoverWait = "poll" | "wake" | "wake-1s";
+/**
+ * The waits measured: default polling without and with wake-ups, and a wait polling every second;
+ * "rtt" is no wait but the baseline: a PING on the holder's client after the same idle pause as a
+ * release (on a shared VM a request after a pause of this length takes a few times a back-to-back one).
+ */
+export type HandoverWait = "poll" | "wake" | "wake-1s" | "rtt";
 
 /** The issue's long polling wait: a try every second, until the timeout. */
 const EVERY_SECOND = { attempts: Number.POSITIVE_INFINITY, delay: 1_000 } as const;
@@ -26,6 +30,17 @@ export interface HandoverRow extends Summary {
   readonly transport: string;
   readonly wait: HandoverWait;
   readonly variant: string;
+}
+
+/** The pause before a release, drawn the same way for a handover and for its round-trip baseline. */
+const pause = () => new Promise((resolve) => setTimeout(resolve, RELEASE_AFTER_MS + Math.random() * 100));
+
+/** The baseline: one PING on `client` after the same pause as a release, in ms. */
+async function idleRoundTripMs(client: Client): Promise<number> {
+  await pause();
+  const sentAt = performance.now();
+  await client.ping();
+  return performance.now() - sentAt;
 }
 
 /** One handover: the waiter is already waiting when the holder releases. */
@@ -44,7 +59,7 @@ async function handoverMs(
   });
   const acquired = waiter.acquireOrThrow({ timeout: 5_000 }).then(() => performance.now());
   // Release at a random phase of the waiter's polling, after its subscription (if any) is up.
-  await new Promise((resolve) => setTimeout(resolve, RELEASE_AFTER_MS + Math.random() * 100));
+  await pause();
   const releasedAt = performance.now();
   await holder.release();
   const gap = (await acquired) - releasedAt;
@@ -63,19 +78,18 @@ async function measure(
     wake: "ours, wake-ups (`enableWakeUps` on the waiter's client)",
     poll: "ours, defaults (polling 100 ms)",
     "wake-1s": "ours, wake-ups, polling every 1 s (`retry: { attempts: Infinity, delay: 1000 }`)",
+    rtt: "baseline: one PING after the same pause (a round trip as the release meets it)",
   };
-  for (const wait of ["wake", "poll", "wake-1s"] as const) {
+  for (const wait of ["wake", "poll", "wake-1s", "rtt"] as const) {
     const [holderClient, waiterClient] = [makeClient(), makeClient()];
-    if (wait !== "poll") enableWakeUps(waiterClient);
+    if (wait !== "poll" && wait !== "rtt") enableWakeUps(waiterClient);
     const gaps: number[] = [];
     for (let index = 0; index < rounds; index++) {
+      const id = `bench:handover:${label}:${wait}:${index}:${Date.now()}`;
       gaps.push(
-        await handoverMs(
-          `bench:handover:${label}:${wait}:${index}:${Date.now()}`,
-          holderClient,
-          waiterClient,
-          wait,
-        ),
+        wait === "rtt"
+          ? await idleRoundTripMs(holderClient)
+          : await handoverMs(id, holderClient, waiterClient, wait),
       );
     }
     await Promise.all([close(holderClient), close(waiterClient)]);
