@@ -107,10 +107,14 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
         const made: LockEvents = {
           waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(made, meaning, fair, maxDelay),
           active: () => channel !== undefined && feed.active(channel),
-          listen: async (onEvent, signal) => {
-            const name = await naming;
-            return name === undefined || signal.aborted ? undefined : feed.listen(name, onEvent, signal);
-          },
+          // Once the channel is named, attached at once (no await before it): a wait joining an
+          // active subscription is covered from its first try, sent right after it asked.
+          listen: (onEvent, signal) =>
+            channel !== undefined
+              ? feed.listen(channel, onEvent, signal)
+              : naming.then((name) =>
+                  name === undefined || signal.aborted ? undefined : feed.listen(name, onEvent, signal),
+                ),
         };
         events = made;
         byKey.set(key, made);

@@ -97,4 +97,19 @@ describe("channelHub", () => {
     expect(second?.since).toBe(joined);
     expect(first?.since).toBeLessThan(joined);
   });
+
+  it("a lock's waiter joining an active subscription hears what is announced right after it asked", async () => {
+    const { hub, opened } = scripted();
+    const events = hub.lockEvents("k");
+    const keep = await events.listen(() => {}, new AbortController().signal);
+    expect(keep).toBeDefined();
+    expect(events.active()).toBe(true);
+    // The waiter asks, then sends its first try in the same tick: a release announced before the
+    // try's reply must reach it, or a poll has to cover for it.
+    const heard: FeedEvent[] = [];
+    const joining = events.listen((event) => heard.push(event), new AbortController().signal);
+    opened[0]?.listener.message("released");
+    expect(heard).toEqual(["released"]);
+    expect((await joining)?.since).toBeLessThanOrEqual(performance.now());
+  });
 });
