@@ -37,14 +37,15 @@ export function takeSeat(token: string, plan: AcquirePlan): Seat {
     },
     // Only a grant to this waiter wakes it, at once; or, first in line, an unfair release (0.2's, or
     // a plain Lock's on the same key), which names no one.
-    meaning: (event: FeedEvent) =>
-      event === "released"
-        ? ahead === 0
-          ? "now"
-          : "ignore"
-        : named && event.startsWith(named)
-          ? "grant"
-          : "ignore",
+    meaning: (event: FeedEvent) => {
+      if (event === "released") return ahead === 0 ? "now" : "ignore";
+      if (!event.startsWith("granted:")) return "ignore";
+      if (named) return event.startsWith(named) ? "grant" : "ignore";
+      // Its name's digest is still being computed (Web Crypto is asynchronous, and slow on a busy
+      // machine): a grant for its place, or one it cannot place yet, sends a try at once, and Redis
+      // says whether the permit is its own. Ignored, the grant would hold the permit for nobody.
+      return place === 0 || Number(event.split(":")[2]) === place ? "now" : "ignore";
+    },
     /**
      * A release handed the lock to this waiter: it holds for the grant, counted from its last
      * refused try, which Redis ran before the release (a later one would have found the lock its

@@ -42,6 +42,15 @@ describe("a fair waiter's seat", () => {
     expect(seat.meaning("acquired")).toBe("ignore");
   });
 
+  it("a grant that comes before its name's digest is ready sends a try at once, if it may be its own", () => {
+    const seat = takeSeat("token", plan);
+    // Nothing awaited: the digest is not ready. Before its try's reply it cannot place a grant.
+    expect(seat.meaning(`granted:${sha1(seat.member)}:7:2500:1`)).toBe("now");
+    seat.note({ kind: "held", pttl: 100, ahead: 1, place: 7 }, seat.ticket(false));
+    expect(seat.meaning(`granted:${sha1("someone else")}:6:2500:1`)).toBe("ignore");
+    expect(seat.meaning(`granted:${sha1(seat.member)}:7:2500:1`)).toBe("now");
+  });
+
   it("trusts a grant only for the place its last try found, and only with half of it left", async () => {
     const seat = await seated();
     seat.note({ kind: "held", pttl: 100, ahead: 0, place: 7 }, seat.ticket(false));
