@@ -1,5 +1,4 @@
 import { clockDriftAllowance, monotonicNow } from "../clock";
-import { sha1Hex } from "../digest";
 import { newCallId } from "../ids";
 import { type AcquirePlan, QUEUE_GRACE_MS } from "../options";
 import type { QueueTicket, Seat, Take } from "../store";
@@ -15,12 +14,11 @@ import type { FeedEvent } from "../wake/feed";
  */
 export function takeSeat(token: string, plan: AcquirePlan): Seat {
   const standIn = Math.ceil(plan.backoff.maxDelay) + QUEUE_GRACE_MS;
-  const member = `${newCallId()}:${Math.min(plan.lease, standIn)}:${token}`;
-  // Grants name the waiter by this hash; it is ready long before a try has been refused.
-  let named: string | undefined;
-  void sha1Hex(member).then((sha1) => {
-    named = sha1 && `granted:${sha1}:`;
-  });
+  const id = newCallId();
+  const member = `${id}:${Math.min(plan.lease, standIn)}:${token}`;
+  // Grants name the waiter by its id, which carries no token and is known at once: a grant can
+  // come before the reply of the try that queued it.
+  const named = `granted:${id}:`;
   let place = 0;
   let ahead: number | undefined;
   return {
@@ -37,15 +35,8 @@ export function takeSeat(token: string, plan: AcquirePlan): Seat {
     },
     // Only a grant to this waiter wakes it, at once; or, first in line, an unfair release (0.2's, or
     // a plain Lock's on the same key), which names no one.
-    meaning: (event: FeedEvent) => {
-      if (event === "released") return ahead === 0 ? "now" : "ignore";
-      if (!event.startsWith("granted:")) return "ignore";
-      if (named) return event.startsWith(named) ? "grant" : "ignore";
-      // Its name's digest is still being computed (Web Crypto is asynchronous, and slow on a busy
-      // machine): a grant for its place, or one it cannot place yet, sends a try at once, and Redis
-      // says whether the permit is its own. Ignored, the grant would hold the permit for nobody.
-      return place === 0 || Number(event.split(":")[2]) === place ? "now" : "ignore";
-    },
+    meaning: (event: FeedEvent) =>
+      event === "released" ? (ahead === 0 ? "now" : "ignore") : event.startsWith(named) ? "grant" : "ignore",
     /**
      * A release handed the lock to this waiter: it holds for the grant, counted from its last
      * refused try, which Redis ran before the release (a later one would have found the lock its

@@ -162,7 +162,7 @@ return {1, slot - 5, fence}
 /**
  * Frees the permit a token holds and announces it. Fair: first hands it to the one waiter it
  * entitles (the k-th in line when k permits are free) for that waiter's grant, announced as
- * "granted:<SHA-1 of its name>:<place>:<grant ms>:<permit>" to it alone; it holds without a request
+ * "granted:<its id in line>:<place>:<grant ms>:<permit>" to it alone; it holds without a request
  * of its own. The same script undoes an abandoned try (ARGV[3] "1": only the permit whose receipt is
  * ARGV[2]) and lets a waiter leave the line (ARGV[6]: its name; frees a permit handed to it).
  *
@@ -210,7 +210,7 @@ if fair then
     redis.call("HSET", receipts, held - 5, entitled[1])
     keep(receipts, tonumber(grant))
     dequeue(entitled[1])
-    message = "granted:" .. redis.sha1hex(entitled[1]) .. ":" .. entitled[2] .. ":" .. grant .. ":" .. (held - 5)
+    message = "granted:" .. string.match(entitled[1], "^[^:]*") .. ":" .. entitled[2] .. ":" .. grant .. ":" .. (held - 5)
   end
 end
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), message)

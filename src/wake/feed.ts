@@ -4,7 +4,7 @@ import type { Meaning, Waiting } from "../waiting";
 
 /**
  * What a lock's channel carries: a release, an acquisition, or (fair locks and semaphores) a permit
- * handed to one waiter, `granted:<SHA-1 of its name in line>:<place>:<ms>:<permit>`.
+ * handed to one waiter, `granted:<its id in line>:<place>:<ms>:<permit>`.
  */
 export type LockEvent = "released" | "acquired" | `granted:${string}`;
 
