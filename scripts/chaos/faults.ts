@@ -4,6 +4,7 @@
 
 import type { PassThrough } from "../../test/support/pass-through";
 import { between, type FaultLimits, type Random } from "../soak/faults";
+import { Timers } from "../support/timers";
 import type { FaultKind, Scenario } from "./scenarios";
 import type { Member } from "./stage";
 
@@ -82,8 +83,7 @@ export class ChaosSchedule {
   readonly #scenario: Scenario;
   readonly #targets: Targets;
   readonly #random: Random;
-  readonly #timers = new Set<NodeJS.Timeout>();
-  #stopped = false;
+  readonly #timers = new Timers();
 
   constructor(scenario: Scenario, targets: Targets, random: Random) {
     this.#scenario = scenario;
@@ -92,14 +92,12 @@ export class ChaosSchedule {
   }
 
   start(): void {
-    this.#after(between(this.#random, CHAOS_LIMITS.gapMs), () => this.#injectOne());
+    this.#timers.after(between(this.#random, CHAOS_LIMITS.gapMs), () => this.#injectOne());
   }
 
   /** Stops injecting; thaws every member and continues every worker it stopped. */
   stop(): void {
-    this.#stopped = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#timers.stop();
     for (const member of this.#targets.members) {
       member.server.thaw();
       member.frozen = false;
@@ -109,14 +107,6 @@ export class ChaosSchedule {
       if (victim.stopped) victim.signal("SIGCONT");
       victim.stopped = false;
     }
-  }
-
-  #after(ms: number, action: () => void): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      if (!this.#stopped) action();
-    }, ms);
-    this.#timers.add(timer);
   }
 
   #draw(): FaultKind {
@@ -142,7 +132,7 @@ export class ChaosSchedule {
     const random = this.#random;
     const kind = this.#draw();
     if (this.#inject(kind)) this.counts[kind] += 1;
-    this.#after(between(random, CHAOS_LIMITS.gapMs), () => this.#injectOne());
+    this.#timers.after(between(random, CHAOS_LIMITS.gapMs), () => this.#injectOne());
   }
 
   /** @returns whether the fault was injected (there may be no worker or member to inject it into). */
@@ -156,7 +146,7 @@ export class ChaosSchedule {
         const member = members[Math.floor(random() * members.length)] as Member;
         member.frozen = true;
         member.server.freeze();
-        this.#after(between(random, CHAOS_LIMITS.freezeMs), () => {
+        this.#timers.after(between(random, CHAOS_LIMITS.freezeMs), () => {
           member.server.thaw();
           member.frozen = false;
         });
@@ -173,7 +163,7 @@ export class ChaosSchedule {
         if (!victim) return false;
         victim.stopped = true;
         victim.signal("SIGSTOP");
-        this.#after(between(random, CHAOS_LIMITS.workerStopMs), () => {
+        this.#timers.after(between(random, CHAOS_LIMITS.workerStopMs), () => {
           victim.signal("SIGCONT");
           victim.stopped = false;
         });

@@ -2,6 +2,7 @@
 // latency spike, dropped replies, 5xx answers, a few refused requests, or a short outage.
 
 import type { PassThrough } from "../../test/support/pass-through";
+import { Timers } from "../support/timers";
 
 /** The kinds of fault the soak injects, and how many of each it injected. */
 export interface FaultCounts {
@@ -70,10 +71,9 @@ export class FaultInjector {
   readonly #faults: PassThrough["faults"];
   readonly #random: Random;
   readonly #limits: FaultLimits;
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #timers = new Timers();
   /** The latency of a spike in progress, restored when an outage ends (ending one resets all). */
   #latencyMs = 0;
-  #stopped = false;
 
   constructor(passThrough: PassThrough, random: Random, limits: FaultLimits = FAULT_LIMITS) {
     this.#faults = passThrough.faults;
@@ -82,23 +82,13 @@ export class FaultInjector {
   }
 
   start(): void {
-    this.#after(between(this.#random, this.#limits.gapMs), () => this.#injectOne());
+    this.#timers.after(between(this.#random, this.#limits.gapMs), () => this.#injectOne());
   }
 
   /** Stops injecting and clears every fault in place. */
   stop(): void {
-    this.#stopped = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#timers.stop();
     this.#faults.reset();
-  }
-
-  #after(ms: number, action: () => void): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      if (!this.#stopped) action();
-    }, ms);
-    this.#timers.add(timer);
   }
 
   #injectOne(): void {
@@ -108,7 +98,7 @@ export class FaultInjector {
       this.counts.latencySpikes += 1;
       this.#latencyMs = between(random, this.#limits.latencyMs);
       this.#faults.latency(this.#latencyMs);
-      this.#after(between(random, this.#limits.latencyDurationMs), () => {
+      this.#timers.after(between(random, this.#limits.latencyDurationMs), () => {
         this.#latencyMs = 0;
         this.#faults.latency(0);
       });
@@ -124,11 +114,11 @@ export class FaultInjector {
     } else {
       this.counts.outages += 1;
       this.#faults.refuse();
-      this.#after(between(random, this.#limits.outageMs), () => {
+      this.#timers.after(between(random, this.#limits.outageMs), () => {
         this.#faults.reset();
         this.#faults.latency(this.#latencyMs);
       });
     }
-    this.#after(between(random, this.#limits.gapMs), () => this.#injectOne());
+    this.#timers.after(between(random, this.#limits.gapMs), () => this.#injectOne());
   }
 }

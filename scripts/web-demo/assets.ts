@@ -5,18 +5,11 @@ import { spawn } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { type Asset, bundleForBrowser, bundleUpstashRedis, js } from "../support/static-site";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const BUILT = join(ROOT, "dist/index.js");
-
-export interface Asset {
-  readonly type: string;
-  readonly body: string;
-}
-
-const js = (body: string): Asset => ({ type: "text/javascript; charset=utf-8", body });
 
 /** The newest modification time under `path`, in ms. */
 async function newest(path: string): Promise<number> {
@@ -52,19 +45,6 @@ export async function ensureBuilt(): Promise<void> {
   if (code !== 0) throw new Error(`npm run build exited with ${code}`);
 }
 
-async function bundle(options: Parameters<typeof build>[0]): Promise<string> {
-  const result = await build({
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    logLevel: "silent",
-    ...options,
-  });
-  return result.outputFiles?.[0]?.text ?? "";
-}
-
 /** Every path the page loads, with its content. Call {@link ensureBuilt} first. */
 export async function pageAssets(): Promise<Record<string, Asset>> {
   const [html, css, lock, redis, page] = await Promise.all([
@@ -72,15 +52,12 @@ export async function pageAssets(): Promise<Record<string, Asset>> {
     readFile(join(HERE, "page.css"), "utf8"),
     readFile(BUILT, "utf8"),
     // @upstash/redis from node_modules as one browser module, as a bundler would ship it.
-    bundle({
-      stdin: {
-        contents: 'export * from "@upstash/redis";',
-        resolveDir: ROOT,
-        sourcefile: "upstash-redis.js",
-      },
-    }),
+    bundleUpstashRedis(ROOT),
     // The page's TypeScript; both libraries stay imports, which the page's import map resolves.
-    bundle({ entryPoints: [join(HERE, "page/main.ts")], external: ["@upstash/lock", "@upstash/redis"] }),
+    bundleForBrowser({
+      entryPoints: [join(HERE, "page/main.ts")],
+      external: ["@upstash/lock", "@upstash/redis"],
+    }),
   ]);
   return {
     "/": { type: "text/html; charset=utf-8", body: html },

@@ -1,10 +1,11 @@
 // The web demo's server: a local stack (redis-server and the Upstash REST proxy, which answers
 // browsers' CORS preflights) and one page on 127.0.0.1 that runs the workers against it.
 
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
-import { type Asset, ensureBuilt, pageAssets } from "./assets";
+import { serveAssets } from "../support/static-site";
+import { ensureBuilt, pageAssets } from "./assets";
 
 export interface WebDemoOptions {
   /**
@@ -23,21 +24,6 @@ export interface WebDemo {
   stop(): Promise<void>;
 }
 
-function listen(assets: Record<string, Asset>, port: number): Promise<Server> {
-  const server = createServer((req, res) => {
-    const asset = assets[new URL(req.url ?? "/", "http://page.invalid").pathname];
-    res.writeHead(asset ? 200 : 404, {
-      "content-type": asset?.type ?? "text/plain; charset=utf-8",
-      "cache-control": "no-store",
-    });
-    res.end(asset?.body ?? "not found");
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve(server));
-  });
-}
-
 export async function startWebDemo(options: WebDemoOptions = {}): Promise<WebDemo> {
   await ensureBuilt();
   // Made before anything is started, so that a failure here leaves nothing to stop.
@@ -46,7 +32,7 @@ export async function startWebDemo(options: WebDemoOptions = {}): Promise<WebDem
   let server: Server;
   try {
     const config = JSON.stringify({ url: stack.url, token: stack.token });
-    server = await listen(
+    server = await serveAssets(
       { ...assets, "/config.json": { type: "application/json", body: config } },
       options.port ?? 0,
     );

@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { bundleUpstashRedis, html, js, serveAssets } from "../../scripts/support/static-site";
 import { within } from "../faults/support/time";
+import { CHROMIUM, launchChromium } from "../support/chromium";
 import type { ScenarioResult } from "./fixtures/scenario";
 import { type Consumer, compileScenario, fixture, installBuiltPackage } from "./support/built-package";
 import { expectScenarioPassed } from "./support/expect-scenario";
@@ -15,17 +16,6 @@ import { probe, skipIfUnavailable, titled, uniquePrefix } from "./support/runtim
 // A local server on 127.0.0.1 serves the pages, the installed package's dist/ and an ESM bundle of
 // @upstash/redis made on the fly; the pages call the suite's proxy on another port, so every request is
 // cross-origin and goes through a CORS preflight, as a page calling Upstash does.
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const availability = probe(CHROMIUM);
 
 let consumer: Consumer;
@@ -36,7 +26,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   if (!availability.available) return;
   consumer = await installBuiltPackage();
-  server = await serve({
+  server = await serveAssets({
     "/favicon.ico": { type: "image/x-icon", body: "" },
     "/iife.html": html(fixture("iife.html")),
     "/esm.html": html(fixture("esm.html")),
@@ -46,9 +36,7 @@ beforeAll(async () => {
     "/vendor/upstash-redis.mjs": js(await bundleUpstashRedis(consumer.dir)),
   });
   pageOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const { chromium } = await import("playwright-core");
-  // launch() gives the browser a fresh temporary profile (user-data-dir) and deletes it on close.
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 20_000 });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -111,36 +99,4 @@ async function runPage(name: string): Promise<ScenarioResult> {
   } finally {
     await context.close();
   }
-}
-
-/** `@upstash/redis` as one browser ES module, as a bundler would ship it to a page. */
-async function bundleUpstashRedis(resolveDir: string): Promise<string> {
-  const result = await build({
-    stdin: { contents: 'export * from "@upstash/redis";', resolveDir, sourcefile: "upstash-redis.mjs" },
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    logLevel: "silent",
-  });
-  return result.outputFiles[0]?.text ?? "";
-}
-
-type Asset = { readonly type: string; readonly body: string };
-const html = (body: string): Asset => ({ type: "text/html; charset=utf-8", body });
-const js = (body: string): Asset => ({ type: "text/javascript; charset=utf-8", body });
-
-/** A static server on 127.0.0.1 for `assets` (path → asset); anything else is a 404. */
-async function serve(assets: Record<string, Asset>): Promise<Server> {
-  const httpServer = createServer((req, res) => {
-    const asset = assets[new URL(req.url ?? "/", "http://page.invalid").pathname];
-    res.writeHead(asset ? 200 : 404, {
-      "content-type": asset?.type ?? "text/plain",
-      "cache-control": "no-store",
-    });
-    res.end(asset?.body ?? "not found");
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
-  return httpServer;
 }

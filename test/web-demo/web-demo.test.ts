@@ -5,22 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DemoState } from "../../scripts/web-demo/page/view";
 import { startWebDemo, type WebDemo } from "../../scripts/web-demo/server";
 import { probe, skipIfUnavailable, titled } from "../runtimes/support/runtime-process";
+import { CHROMIUM, launchChromium } from "../support/chromium";
 
 // `npm run demo:web` in Debian's Chromium, driven by playwright-core (no browser is ever downloaded):
 // the demo's server with its own redis-server and proxy on free ports, the page run in each mode,
 // and every check read from the page itself (`window.demoState`, and the counters' DOM elements).
 // Waits are bounded generously and nothing asserts how fast anything was.
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const SCREENSHOT = fileURLToPath(new URL("../../docs/web-demo.png", import.meta.url));
 /** How long each mode runs; a fair lock's turns need a few rounds of every worker to even out. */
 const PLAIN_MS = 4_000;
@@ -37,9 +27,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   if (!availability.available) return;
   demo = await startWebDemo();
-  const { chromium } = await import("playwright-core");
-  // launch() gives the browser a fresh temporary profile (user-data-dir) and deletes it on close.
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 20_000 });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
