@@ -23,7 +23,7 @@ import { defineScript } from "../scripts/script";
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5]
 // receipts, KEYS[6...] the permit keys; all in one hash slot.
 
-const COMMON = `${ORDER}local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
+const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
   if redis.call("PTTL", key) < ms then
     redis.call("PEXPIRE", key, ms)
@@ -65,9 +65,16 @@ end
  * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without:
  *          pttl the shortest remaining lease of a holder (-2 when no permit in range is held:
  *          permits are free but it is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
+ *
+ * As in {@link takeLock}, a permit held by this token already only grows its lease, and a late try
+ * leaves the receipt to the newer request it names (or to nobody, when the receipt expired). A
+ * places counter deleted by hand restarts after the line's tail; the line's keys outlive every
+ * entry by a minute (a margin for the waiters' clocks), so places never repeat while anyone is in
+ * line and nothing stays once everyone is gone.
  */
 export const takePermit = defineScript(
   "acquire",
+  ORDER,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
 local first, last = 6, #KEYS
@@ -109,7 +116,6 @@ if not slot then
     place = redis.call("ZSCORE", queue, member)
     if not place then
       place = redis.call("INCR", places)
-      -- A counter deleted by hand restarts: places still follow the line's tail.
       local tail = redis.call("ZRANGE", queue, -1, -1, "WITHSCORES")
       if tail[2] and tonumber(tail[2]) >= place then
         place = tonumber(tail[2]) + 1
@@ -119,8 +125,6 @@ if not slot then
     end
     redis.call("ZADD", deadlines, now + tonumber(ARGV[8]), member)
     ahead = redis.call("ZRANK", queue, member)
-    -- Outlives every entry, with a margin for the waiters' clocks: places never repeat while
-    -- anyone is in line, and nothing stays once everyone is gone.
     local ms = tonumber(ARGV[8]) + 60000
     keep(queue, ms)
     keep(deadlines, ms)
@@ -131,11 +135,8 @@ end
 if slot ~= mine then
   redis.call("SET", KEYS[slot], token, "PX", ARGV[3])
 elseif redis.call("PTTL", KEYS[slot]) < tonumber(ARGV[3]) then
-  -- Held by this token already: its lease only grows (see takeLock).
   redis.call("PEXPIRE", KEYS[slot], ARGV[3])
 end
--- A late try of a token that holds leaves the receipt to the newer request it names, or to nobody
--- when the receipt expired (see takeLock).
 local named = redis.call("HGET", receipts, slot - 5)
 if slot ~= mine or (named and order(ARGV[2]) > order(named)) then
   redis.call("HSET", receipts, slot - 5, ARGV[2])
@@ -173,6 +174,7 @@ return {1, slot - 5, fence}
  */
 export const releasePermit = defineScript(
   "release",
+  ORDER,
   COMMON,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then
@@ -228,6 +230,7 @@ return 1
  */
 export const extendPermit = defineScript(
   "extend",
+  ORDER,
   COMMON,
   `local at = holding(ARGV[1], tonumber(ARGV[4]))
 if not at then
@@ -254,6 +257,7 @@ return {1, target}
  */
 export const renewPermit = defineScript(
   "renew",
+  ORDER,
   COMMON,
   `local at, lease = holding(ARGV[1], tonumber(ARGV[3])), tonumber(ARGV[2])
 if not at then

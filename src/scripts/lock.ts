@@ -12,20 +12,21 @@ import { defineScript } from "./script";
 
 const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
 
+// Held by this token already: its lease only grows, so that a late try with a shorter lease never
+// cuts short the newer hold. A try that reaches Redis after a newer request of its token (its
+// request was late) leaves the grant to that request, so its undo cannot free the lock; so does any
+// try while the token holds without a grant (it expired, the lock being renewed past it): nobody
+// can tell which is newer. (Comments stay out of the Lua: every byte of it is in users' bundles and
+// in each full EVAL.)
 const TAKE = `${ORDER}local holder = redis.call("GET", KEYS[1])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
--- Held by this token already: its lease only grows, so that a late try with a shorter lease never
--- cuts short the newer hold.
 if not holder then
   redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
 elseif redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
   redis.call("PEXPIRE", KEYS[1], ARGV[3])
 end
--- A try that reaches Redis after a newer request of its token (its request was late) leaves the
--- grant to that request, so its undo cannot free the lock; so does any try while the token holds
--- without a grant (it expired, the lock being renewed past it): nobody can tell which is newer.
 local grant = redis.call("GET", KEYS[2])
 if not holder or (grant and order(ARGV[2]) > order(grant)) then
   redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
