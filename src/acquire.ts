@@ -14,17 +14,14 @@ import type { Take } from "./store";
 import { type Meaning, Waiting } from "./waiting";
 import type { FeedEvent } from "./wake/feed";
 
-/** How one acquisition ended. */
+/** How one acquisition ended; `permit` is the 1-based permit held (1 for a lock). */
 export type Outcome =
   | {
       readonly acquired: true;
       readonly attempts: number;
-      /** Monotonic time the winning request was sent: the lease's deadline counts from it. */
-      readonly sentAt: number;
-      /** The lease Redis set, in milliseconds, as of `sentAt`: the plan's, or a shorter grant. */
-      readonly pttl: number;
+      readonly sentAt: number; // monotonic time the winning request was sent: the lease counts from it
+      readonly pttl: number; // the lease Redis set, in ms, as of `sentAt`: the plan's, or a shorter grant
       readonly fencingToken: number | undefined;
-      /** The 1-based permit held (1 for a lock). */
       readonly permit: number;
     }
   | {
@@ -32,31 +29,23 @@ export type Outcome =
       readonly attempts: number;
       readonly elapsedMs: number;
       readonly reason: AcquisitionFailureReason;
-      /** Why the last try failed, when it did. */
       readonly error?: LockRedisError | undefined;
-      /** With a quorum: instances that failed during the last try. */
-      readonly instances?: readonly InstanceFailure[] | undefined;
+      readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
     };
 
-/** What an acquisition needs: its owner, its plan and token, and (a Lock's) its turn. */
+/** What an acquisition needs: its owner, plan, token and (a Lock's) turn. */
 export interface AcquisitionContext extends LeaseOwner {
   readonly plan: AcquirePlan;
   readonly token: string;
-  /**
-   * A Lock's own turn: undefined when this acquisition may go to Redis (it then has the turn), or a
-   * promise that settles once the instance's earlier acquisition, or what it holds, has ended.
-   */
+  /** Undefined: this may go to Redis; else settles when the instance's earlier acquisition or hold ends. */
   readonly turn?: (() => Promise<void> | undefined) | undefined;
 }
 
 const NEVER = Number.POSITIVE_INFINITY;
 
 /**
- * Acquires: tries, and between tries waits, never past the holder's lease or the timeout, woken by
- * announcements when it subscribed (when that costs fewer commands than polling). Every request
- * counts against `attempts`, the subscription included. Each try is bounded by what it can still be
- * useful for; a try left behind is undone when its answer comes. Gives up naming contention only
- * when the last answered try found a holder.
+ * Tries and waits, never past the holder's lease or the timeout. Each request, a subscription too, counts
+ * against `attempts`; a try left behind is undone once answered; "held" only if the last answer saw a holder.
  */
 export async function acquire({
   lockId,
@@ -70,10 +59,8 @@ export async function acquire({
   const started = monotonicNow();
   const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
   const seat = store.seat?.(token, plan);
-  // Unfair: the first release a wait hears wakes it at once (one holder left, nobody else seen
-  // taking the lock); once it has heard someone take the lock, a release wakes it within the retry
-  // window (the releaser may take it straight back, other waiters heard it too), and an acquisition
-  // sends it back to its planned wait.
+  // Unfair: a release wakes at once until the wait hears someone take the lock; then only within the retry
+  // window (the releaser may retake it, other waiters heard it too), and an acquisition cancels the wake.
   let turnedOver = false;
   const meaning = (event: FeedEvent): Meaning => {
     const fair = seat?.meaning(event);
@@ -85,25 +72,18 @@ export async function acquire({
   const waiting =
     (plan.wakeOnRelease && store.events()?.waiting(meaning, !!seat, backoff.maxDelay)) || new Waiting();
   let tries = 0;
-  /** Requests of the attempt budget spent: tries, plus a subscription. */
-  let spent = 0;
-  /** When Redis last answered (or the start): a request is left behind a lease after it. */
-  let answeredAt = started;
+  let spent = 0; // requests of the attempt budget: tries, plus a subscription
+  let answeredAt = started; // when Redis last answered: a request is left behind a lease after it
   let last: { held: Take & { kind: "held" } } | { error: LockRedisError } | undefined;
   let noReply: LockRedisError | undefined;
-  /** Whether the last try's limit was the caller's timeout (rather than a lease of silence). */
-  let outOfBudget = false;
-  /** When the schedule's last try falls, fixed at the first refusal. */
-  let windowEnd = NEVER;
+  let outOfBudget = false; // the last try's limit was the timeout, not a lease of silence
+  let windowEnd = NEVER; // when the schedule's last try falls, fixed at the first refusal
   let fastest = NEVER;
-  /** The quickest reply of any kind, errors included: a floor for a round trip none of which was answered. */
-  let quickest = NEVER;
+  let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
   let hasTurn = !turn;
-  /** Send time of the last try Redis answered "held": it ran before any release after it. */
-  let refusedAt: number | undefined;
+  let refusedAt: number | undefined; // send time of the last "held" try: it ran before any later release
 
-  // The latest moment a try can be sent and still be answered before the timeout: a round trip
-  // before it, and never less than a millisecond (a timer may fire a little early).
+  // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () =>
     budgetEnd - Math.max(1, fastest === NEVER ? (quickest === NEVER ? 0 : quickest) : fastest);
 
@@ -118,10 +98,7 @@ export async function acquire({
     return { ...base, reason: "redis-error", error, instances: error.instances };
   };
 
-  /**
-   * One try. Left behind (out of time, or aborted: the acquisition ends), its request is undone once
-   * its answer is in (by its receipt, so nothing later is touched), and the waiter leaves the line.
-   */
+  // A try left behind (timed out, aborted) is undone by its receipt once answered, and leaves the line.
   const tryOnce = async (): Promise<
     Take | { kind: "local"; ended: Promise<void> } | { kind: "error" } | typeof TIMED_OUT
   > => {
@@ -151,8 +128,7 @@ export async function acquire({
       );
     };
     const useful = answeredAt + lease - clockDriftAllowance(lease);
-    // Which bound is nearer decides what running out means: the caller's timeout, or Redis's silence.
-    outOfBudget = budgetEnd <= useful;
+    outOfBudget = budgetEnd <= useful; // the nearer bound: running out means the timeout, or Redis's silence
     const limit = Math.min(budgetEnd, useful) - monotonicNow();
     try {
       const take = await abortable(within(request, limit, abandon), signal, abandon);
@@ -165,8 +141,7 @@ export async function acquire({
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
-      // The request may have run with its reply lost: undo it (only it), and let the next try see.
-      if (!error.refused) background(undo());
+      if (!error.refused) background(undo()); // it may have run, its reply lost: undo it (only it)
       if (ticket) seat?.note(undefined, ticket);
       last = { error };
       return { kind: "error" };
@@ -204,8 +179,7 @@ export async function acquire({
       if (spent >= attempts || outOfTime || silent || (covered && now >= windowEnd)) {
         return fail(outOfTime ? "timeout" : "spent");
       }
-      // Redis counted the pttl from some moment between the send and the reply: by the reply plus a
-      // millisecond of rounding, the key has surely expired.
+      // Redis counted the pttl from between send and reply: by the reply + 1 ms (rounding) it surely expired.
       const pttl = result.kind === "held" ? result.pttl : -1;
       const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt());
       const polls = (span: number) => {
@@ -223,19 +197,15 @@ export async function acquire({
       }
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
       const wakeAt = waiting.nextTryAt(planned, sentAt, Math.min(cap, windowEnd));
-      // A woken waiter retries from one round trip after the release (time for a holder that takes
-      // the lock straight back to announce it) over three more, so the first retry's success reaches
-      // the rest before they send theirs.
+      // Woken: retry 1-4 round trips after the release, so a retaker's or the first retry's success is heard.
       const roundTrip = Math.min(fastest, backoff.delay);
       const window = { after: roundTrip, spread: Math.min(3 * roundTrip, backoff.delay) };
       await waiting.until(wakeAt, signal, window, result.kind === "local" ? result.ended : undefined);
-      // A grant needs the try that fencing issues its token with.
-      const grant = waiting.takeGrant();
+      const grant = waiting.takeGrant(); // not with fencing: its token is issued by a try
       const granted =
         grant && refusedAt !== undefined && !plan.fencing ? seat?.granted(grant, refusedAt) : undefined;
       if (granted) return { acquired: true, attempts: tries, fencingToken: undefined, ...granted };
-      // A wait that ran to the last moment leaves no time for a try: one sent now would only be undone.
-      if (monotonicNow() >= lastTryAt()) return fail("timeout");
+      if (monotonicNow() >= lastTryAt()) return fail("timeout"); // a try sent now would only be undone
     }
   } finally {
     waiting.close();
@@ -246,11 +216,8 @@ export async function acquire({
 
 const warned = new Set<string>();
 
-/**
- * A lease half gone (or more) by the time Redis's reply came is too short to rely on, most likely
- * one meant in seconds (`lease: 10`): says so once per lock id, as a process warning where the
- * runtime has them (Node, Bun, Deno's Node compatibility), and nowhere else. It never throws.
- */
+// A lease at least half gone when Redis answered is too short, likely meant in seconds (`lease: 10`): warns
+// once per lock id, where the runtime has process warnings (Node, Bun, Deno's Node compat). Never throws.
 function warnShortLease(lockId: string, lease: number, roundTrip: number): void {
   const process = (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } })
     .process;

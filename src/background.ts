@@ -1,8 +1,4 @@
-/**
- * The work a lock or semaphore leaves running after a call returned (undoing a try that answered
- * after its acquire gave up, finishing a release that outlived its lease): tracked for `pending`,
- * and handed to the platform's `waitUntil` at the moment it is left behind.
- */
+/** Work left running after a call returned: tracked for `pending`, handed to `waitUntil` when left behind. */
 export class Background {
   readonly #running = new Set<Promise<unknown>>();
   readonly #waitUntil: ((promise: Promise<unknown>) => void) | undefined;

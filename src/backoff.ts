@@ -2,7 +2,6 @@
 export interface BackoffPolicy {
   /** Wait after the first failed attempt, in milliseconds. */
   readonly delay: number;
-  /** "fixed" waits `delay` every time; "exponential" doubles it after each attempt. */
   readonly backoff: "fixed" | "exponential";
   /** Upper bound of any wait, in milliseconds. */
   readonly maxDelay: number;
@@ -11,8 +10,7 @@ export interface BackoffPolicy {
 }
 
 /**
- * The wait after failed attempt number `attempt` (1 for the first), before any cap from the
- * holder's remaining lease or the caller's timeout.
+ * The wait after failed attempt `attempt` (from 1), before capping by the holder's lease left or the timeout.
  * @param random a number in [0, 1), injectable for tests.
  */
 export function backoffDelay(attempt: number, policy: BackoffPolicy, random: number = Math.random()): number {

@@ -2,10 +2,9 @@
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * Calls `callback` after `ms` milliseconds with a timer that does not keep the process alive (Node
- * and Bun `unref()`, Deno `unrefTimer`; browsers and edge runtimes have no such notion), unless
- * `keepAlive`: a wait that a caller awaits must keep it alive. Delays longer than a timer can hold
- * (about 24.8 days) are waited out in steps. Returns what cancels it.
+ * Calls `callback` after `ms` milliseconds on a timer that does not keep the process alive (Node and Bun
+ * `unref()`, Deno `unrefTimer`; browsers and edge runtimes lack the notion) unless `keepAlive`, as a wait a
+ * caller awaits must. Longer delays than a timer holds (about 24.8 days) go in steps. Returns a canceller.
  */
 export function backgroundTimer(ms: number, callback: () => void, keepAlive = false): () => void {
   let handle: ReturnType<typeof setTimeout>;
@@ -27,9 +26,8 @@ export function monotonicNow(): number {
 }
 
 /**
- * Milliseconds to take off a lease before trusting it locally. Redis measures the lease, this
- * process measures the deadline: allow for the two clocks running at slightly different rates
- * (1 % of the lease) and for timer granularity (2 ms).
+ * Milliseconds to take off a lease before trusting it locally: Redis measures the lease, this process the
+ * deadline, so allow for their clocks' rates differing (1 % of the lease) and timer granularity (2 ms).
  */
 export function clockDriftAllowance(leaseMs: number): number {
   return Math.floor(leaseMs * 0.01) + 2;

@@ -7,16 +7,11 @@ import { runScript } from "./store";
 import type { DebounceConfig } from "./types";
 import { check } from "./validate";
 
-/**
- * How long a debounce counter outlives the wait, in milliseconds: the last caller reads it back
- * after `wait`, so it must survive a slow request or a paused process.
- */
+/** How long (ms) a counter outlives `wait`, so the last caller can read it after a slow request or pause. */
 const COUNTER_GRACE_MS = 60_000;
 
 /**
- * Runs a callback once per burst of calls across processes: each `call()` waits `wait`
- * milliseconds, and only the last call of a burst runs the callback, with that call's arguments.
- *
+ * Runs a callback once per burst of calls across processes: the last call's, with its args, after `wait` ms.
  * @example
  * const reindex = new Debounce({ id: "reindex", redis, wait: 2000, callback: (why: string) => rebuild(why) });
  * await reindex.call("edited"); // many processes may call; the index is rebuilt once per quiet period
@@ -27,10 +22,7 @@ export class Debounce<Args extends unknown[] = unknown[]> {
   readonly #wait: number;
   readonly #callback: (...args: Args) => unknown;
 
-  /**
-   * Checks the options; sends nothing to Redis.
-   * @throws {TypeError | RangeError} when an option is missing or out of range.
-   */
+  /** Sends nothing to Redis. @throws {TypeError | RangeError} when an option is missing or out of range. */
   constructor(config: DebounceConfig<Args>) {
     check("options", config, "object", true);
     check("id", config.id, "id", true);
@@ -47,8 +39,7 @@ export class Debounce<Args extends unknown[] = unknown[]> {
   }
 
   /**
-   * Records a call, waits `wait` milliseconds, then runs the callback with `args` if no other call
-   * was recorded meanwhile (from any process).
+   * Records a call, waits `wait` ms, then runs the callback with `args` unless any process called meanwhile.
    * @returns true when this call ran the callback. The callback's own error propagates.
    * @throws {LockRedisError} when Redis could not be reached.
    */

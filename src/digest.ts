@@ -1,9 +1,8 @@
 let encoder: TextEncoder | undefined;
 
 /**
- * The SHA-1 of `text`'s UTF-8 bytes in lowercase hex, as `redis.sha1hex` and EVALSHA compute it,
- * from Web Crypto (every supported runtime has it; a browser only in a secure context). Resolves
- * undefined where it is missing: scripts are then sent in full, and waits poll.
+ * Hex SHA-1 of `text`'s UTF-8 bytes, as `redis.sha1hex` and EVALSHA compute it, by Web Crypto (in every
+ * supported runtime; browsers: secure contexts). Undefined without it: scripts go in full, waits poll.
  */
 export async function sha1Hex(text: string): Promise<string | undefined> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;

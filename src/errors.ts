@@ -8,23 +8,20 @@ export type LockErrorCode = (typeof CODES)[number];
 type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
 
 /**
- * Base class of every error the library throws on purpose (programming mistakes throw plain
- * `TypeError`/`RangeError` instead). Use `error.code` or {@link isLockError} rather than
- * `instanceof` when two copies of the package (ESM and CJS) may be loaded at once. No message,
- * and nothing along the `cause` chain, contains a lock token.
+ * Base of every error thrown on purpose (misuse throws `TypeError`/`RangeError`). Check `error.code` or
+ * {@link isLockError}, not `instanceof`: ESM and CJS copies may both load. No message or cause has a token.
  */
 export class LockError extends Error {
   override name = "LockError";
   /** What went wrong, as a stable string. */
   readonly code: LockErrorCode;
-  /** The lock's id. */
   readonly lockId: string;
 
   constructor(code: LockErrorCode, lockId: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.lockId = lockId;
-    // Point the stack at the caller's line rather than at the library's internals (V8 only).
+    // Point the stack at the caller's line, not the library's internals (V8 only).
     (Error as { captureStackTrace?: CaptureStackTrace }).captureStackTrace?.(this, new.target);
   }
 }
@@ -45,7 +42,6 @@ export class LockAcquisitionError extends LockError {
   readonly attempts: number;
   /** Time spent trying, in milliseconds (monotonic clock). */
   readonly elapsedMs: number;
-  /** Why the acquisition failed. */
   readonly reason: AcquisitionFailureReason;
   /** With a quorum of instances: those that failed during the last attempt, and why. */
   readonly instances: readonly InstanceFailure[] | undefined;
@@ -90,8 +86,7 @@ export type LockLossReason =
   | "not-held";
 
 /**
- * The reason a lease's `signal` aborts with, and what `onLost` receives, when a held lock is lost.
- * Losing a lock is an expected outcome of leases: it is reported, never thrown from a timer.
+ * What a lost lock's lease `signal` aborts with and `onLost` gets: expected, so never thrown from a timer.
  */
 export class LockLostError extends LockError {
   override name = "LockLostError";
@@ -122,9 +117,8 @@ export interface InstanceFailure {
 }
 
 /**
- * A request got no reply within its time limit: what it could still be useful for (a lease, what
- * was left of a timeout), or, for one member of a quorum, a third of the lease. It may still
- * complete in Redis later; the library then undoes what it took.
+ * A request got no reply in time: as long as it could still be useful (a lease, what was left of a
+ * timeout), or a third of the lease for a quorum member. If it completes in Redis later, it is undone.
  */
 export class InstanceTimeoutError extends LockError {
   override name = "InstanceTimeoutError";
@@ -144,9 +138,9 @@ export class InstanceTimeoutError extends LockError {
 export type LockOperation = "acquire" | "release" | "extend" | "renew" | "status" | "debounce";
 
 /**
- * A Redis request failed: no reply in time, the network, the server, or an error reply (a wrong
- * token, WRONGTYPE when the key is not a lock's). `cause` is a copy of the client's error with the
- * token and the command it quotes taken out (or the {@link InstanceTimeoutError}).
+ * A Redis request failed: no reply in time, the network, the server, or an error reply (a wrong token,
+ * WRONGTYPE when the key is not a lock's). `cause` is the {@link InstanceTimeoutError}, or a copy of the
+ * client's error without the token and the command it quotes.
  */
 export class LockRedisError extends LockError {
   override name = "LockRedisError";
@@ -155,8 +149,8 @@ export class LockRedisError extends LockError {
   /** Whether Redis refused the request in a way no retry can heal (authentication, a wrong key type, ...). */
   readonly refused: boolean;
   /**
-   * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not
-   * be reached: ..."; with a quorum, "2 of 3 instances failed: #0: ...; #1: ...".
+   * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not be
+   * reached: ..."; with a quorum, "2 of 3 instances failed: #0: ...; #1: ...".
    */
   readonly reason: string;
   /** With a quorum of instances: which instances failed, and why. */
@@ -199,9 +193,8 @@ export class LockRedisError extends LockError {
 }
 
 /**
- * True for any error this library throws on purpose, from any copy of the package (an ESM and a
- * CJS copy do not share classes): an instance of {@link LockError}, or an Error carrying one of
- * the library's own codes and a lock id.
+ * True for any error this library throws on purpose, from any copy of the package (ESM and CJS copies
+ * share no classes): a {@link LockError}, or an Error with one of the library's codes and a lock id.
  */
 export function isLockError(error: unknown): error is LockError {
   if (error instanceof LockError) return true;

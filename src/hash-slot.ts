@@ -1,6 +1,5 @@
-// Redis Cluster puts a key in one of 16,384 slots by the CRC16 (XMODEM) of its hash tag: the bytes
-// between the first "{" and the next "}", when that span is not empty; otherwise the whole key.
-// Keys that one script touches must share a slot.
+// A Redis Cluster key's slot (of 16,384) is the CRC16 (XMODEM) of its hash tag, the bytes between the first
+// "{" and the next "}" when not empty, else of the whole key. Keys one script touches must share a slot.
 
 let encoder: TextEncoder | undefined;
 

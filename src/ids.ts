@@ -1,7 +1,5 @@
-// The identifiers the library makes: tokens (Web Crypto, which every supported runtime has) and request ids.
-
 /**
- * A fresh random lock token.
+ * A fresh random lock token, from Web Crypto (every supported runtime has it).
  * @throws {TypeError} where `crypto.randomUUID()` is missing, saying how to pass a token instead.
  */
 export function newToken(): string {
@@ -17,12 +15,11 @@ export function newToken(): string {
 let lastOrder = 0;
 
 /**
- * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`. The order
- * is this process's clock in microseconds, made strictly increasing, so that a script can tell a
- * late request from a newer one of the same token (see `order` in the scripts): a try that reaches
- * Redis after a newer one never names itself in the grant, so its undo leaves the lock alone. The
- * random part (6 base-36 characters) keeps two processes' ids apart; ids must be distinct, not
- * secret, so it comes from `Math.random`.
+ * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`. The order, this
+ * process's clock in microseconds made strictly increasing, lets a script tell a late request from a newer
+ * one of the same token (see `order` in the scripts): a try reaching Redis after a newer one never names
+ * itself in the grant, so its undo leaves the lock alone. The random part (6 base-36 characters) keeps
+ * processes' ids apart; ids must be distinct, not secret, so it comes from `Math.random`.
  */
 export function newCallId(): string {
   lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);

@@ -26,7 +26,6 @@ export function keyStore(target: StoreTarget): LockStore {
   const releasing = [key, receipt, grant];
   return {
     events: target.events,
-
     async take({ token, nonce, lease, fencing }: TakeRequest): Promise<Take> {
       // Without a clock floor (Upstash's default) the counter never expires, so no clock is read.
       const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
@@ -43,11 +42,9 @@ export function keyStore(target: StoreTarget): LockStore {
       if (taken === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1 };
       return { kind: "held", pttl: detail };
     },
-
     async undo(token, nonce) {
       await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
     },
-
     async release(token) {
       // Each call gets its own id, so that its receipt answers only its own re-runs.
       const [released] = await runScript(target, "release", releaseLock, releasing, [
@@ -57,17 +54,14 @@ export function keyStore(target: StoreTarget): LockStore {
       ]);
       return released === 1;
     },
-
     async extend(token, amount) {
       return observation(
         await runScript(target, "extend", extendLock, releasing, [token, newCallId(), amount]),
       );
     },
-
     async renew(token, lease) {
       return observation(await runScript(target, "renew", renewLock, [key], [token, lease]));
     },
-
     async status(token) {
       return observation(await runScript(target, "status", renewLock, [key], [token, 0]));
     },

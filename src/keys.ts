@@ -2,14 +2,12 @@ import { sha1Hex } from "./digest";
 import { hashSlot, hashTag, tagForSlot } from "./hash-slot";
 
 /**
- * The name of a key that belongs with the lock key `key` (its receipt, fencing counter, permits,
- * queue), in the same Redis Cluster hash slot, so one script may touch them all. Distinct keys give
- * distinct names, and no name repeats a lock key's: an id without a hash tag is wrapped in braces
- * (`{jobs}:fence`, as 0.3 named it); an id with a tag keeps it and is written out in full after it
- * (`{jobs}{jobs}:fence`), so that `"jobs"` and `"{jobs}"` never share; an id that cannot be a tag
- * (empty, or with a `}` outside one) gets a computed tag of its own slot, then `#` and the id with
- * `%`, `{` and `}` percent-encoded, which has no braces, so no tagged key can spell it.
- *
+ * The name of a key belonging with lock key `key` (receipt, fencing counter, permits, queue), in its
+ * Redis Cluster hash slot so one script may touch them all. Distinct keys give distinct names, and none
+ * repeats a lock key: an id without a hash tag is wrapped in braces (`{jobs}:fence`, as 0.3 named it);
+ * one with a tag keeps it and is written out in full after it (`{jobs}{jobs}:fence`), so `"jobs"` and
+ * `"{jobs}"` never share; one that cannot be a tag (empty, or with a `}` outside one) gets a computed
+ * tag of its own slot, then `#` and the id with `%`, `{`, `}` percent-encoded: no tagged key spells that.
  * @param suffix one of the library's suffixes, none of which ends another (":fence", ":permit:1").
  */
 export function companionKey(key: string, suffix: string): string {
@@ -21,10 +19,9 @@ export function companionKey(key: string, suffix: string): string {
 }
 
 /**
- * The pub/sub channel a lock's acquisitions and releases are announced on:
- * `lock-events:<SHA-1 of the key, hex>`, which the scripts compute with `redis.sha1hex`. Hashing
- * keeps the name short and safe in a URL path (Upstash's subscribe endpoint puts it there).
- * Undefined where Web Crypto is missing (see `digest.ts`).
+ * The pub/sub channel of a lock's acquisitions and releases: `lock-events:<hex SHA-1 of the key>`, as
+ * the scripts compute with `redis.sha1hex`; short and safe in the URL path of Upstash's subscribe
+ * endpoint. Undefined where Web Crypto is missing (see `digest.ts`).
  */
 export async function eventChannel(key: string): Promise<string | undefined> {
   const sha1 = await sha1Hex(key);
@@ -32,15 +29,14 @@ export async function eventChannel(key: string): Promise<string | undefined> {
 }
 
 /**
- * How long a receipt of a release or extend call lives, in milliseconds: far longer than a client
- * keeps re-sending one request (about 4.3 s with @upstash/redis defaults). Set in the scripts.
+ * How long a release or extend call's receipt lives, in ms (set in the scripts): far longer than a
+ * client keeps re-sending one request (about 4.3 s with `@upstash/redis` defaults).
  */
 export const RECEIPT_MS = 30_000;
 
 /**
- * With the clock floor only: how long the fencing counter outlives the lease of the last
- * acquisition that used it, in milliseconds. Tokens stay increasing after it expires because they
- * never fall below Redis's clock in microseconds; the counter only guards against that clock
- * stepping back, by less than this much. Without the clock floor the counter never expires.
+ * With the clock floor only: how long, in ms, the fencing counter outlives the last acquisition's lease.
+ * Tokens keep increasing after it expires, never falling below Redis's clock in microseconds; the counter
+ * only guards against that clock stepping back by less than this. Without the floor it never expires.
  */
 export const FENCE_COUNTER_LIFETIME_MS = 60 * 60 * 1000;

@@ -16,7 +16,6 @@ export interface LeaseOwner {
   readonly background: (work: Promise<unknown>) => void;
 }
 
-/** What a lease needs: its owner, its token and permit, and the plan it was acquired with. */
 export interface LeaseContext extends LeaseOwner {
   readonly token: string;
   /** The permit held (1 for a lock): later requests touch only it. */
@@ -30,7 +29,6 @@ export interface LeaseContext extends LeaseOwner {
   readonly onEnd?: (() => void) | undefined;
 }
 
-/** The context of a lease on `token` (`permit`), acquired by `owner` with `plan`. */
 export function leaseContext(
   owner: LeaseOwner,
   plan: Pick<LeaseContext, "lease" | "renewInterval" | "onLost">,
@@ -44,10 +42,7 @@ export function leaseContext(
   return { lockId, store, background, token, permit, lease, renewInterval, onLost, onEnd };
 }
 
-/**
- * What Redis confirmed as a lease starts: the token holds for `pttl` ms as of the monotonic time
- * `sentAt`. Without one (a token acquired elsewhere), the lease holds from its first confirmation.
- */
+/** What Redis confirmed as a lease starts: the token holds for `pttl` ms as of monotonic time `sentAt`. */
 export interface Confirmation {
   readonly sentAt: number;
   /** Remaining lease in milliseconds (-1: the key has no expiry). */
@@ -55,13 +50,7 @@ export interface Confirmation {
   readonly fencingToken: number | undefined;
 }
 
-/**
- * One holding of a lock or of one permit of a semaphore: its token, the local deadline after which
- * it can no longer be known held, the signal that reports its loss, its renewals, and its release.
- * Every acquisition gets one of its own, so any number of callers can share one lock or semaphore
- * object without one caller's acquire touching another's hold. Ends on release or on loss; after
- * that nothing of it runs again.
- */
+/** One hold of a lock or permit per acquisition: sharers never collide. Ends on release or loss, for good. */
 export class Lease implements AsyncDisposable {
   readonly #c: LeaseContext;
   readonly #fencingToken: number | undefined;
@@ -82,7 +71,7 @@ export class Lease implements AsyncDisposable {
   /** Whether Redis has confirmed this token yet (a token acquired elsewhere waits for its first check). */
   #confirmed = false;
 
-  /** @internal Made by the library when an acquisition confirms a token, or for a token acquired elsewhere. */
+  /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
     this.#c = context;
     this.#fencingToken = confirmed?.fencingToken;
@@ -95,8 +84,7 @@ export class Lease implements AsyncDisposable {
     this.#confirmed = true;
     // A key without expiry (-1) gives no deadline; count one lease from the start instead.
     this.#confirm(confirmed.sentAt, confirmed.pttl >= 0 ? confirmed.pttl : context.lease);
-    // A short grant is topped up to the lease halfway through, auto-extend or not: the holder gets
-    // the lease it asked for.
+    // A short grant is topped up halfway through, even without auto-extend: the holder gets its full lease.
     this.#topUp = confirmed.pttl >= 0 && confirmed.pttl < context.lease;
     if (this.#topUp) this.#scheduleRenewal(Math.max(1, Math.floor(confirmed.pttl / 2)));
     else if (context.renewInterval !== undefined) this.#scheduleRenewal(context.renewInterval);
@@ -107,19 +95,14 @@ export class Lease implements AsyncDisposable {
     return this.#c.lockId;
   }
 
-  /**
-   * The fencing token of this acquisition (with `fencing`): larger than every token issued before
-   * for this id. Pass it to the resource you protect, which should refuse writes carrying a smaller
-   * token than one it has seen. Undefined without fencing.
-   */
+  /** With `fencing` (else undefined): above all earlier tokens for this id; resources refuse smaller ones. */
   get fencingToken(): number | undefined {
     return this.#fencingToken;
   }
 
   /**
-   * Milliseconds until the local deadline: the lease confirmed by the last successful acquire,
-   * renewal, extend or status check, counted on a monotonic clock from when that request was sent,
-   * minus an allowance for clock drift (1 % + 2 ms). 0 once released or lost.
+   * Milliseconds until the local deadline: the lease last confirmed (acquire, renewal, extend, status),
+   * counted on a monotonic clock from that request's send, less 1 % + 2 ms for drift. 0 once released/lost.
    */
   get remainingMs(): number {
     this.#checkDeadline();
@@ -127,10 +110,8 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Aborts when the lock is lost, with a {@link LockLostError} as its reason: Redis reported another
-   * token or no key ("taken"), or the local deadline passed without a renewal ("expired"). Reading
-   * `aborted` (or calling `throwIfAborted()`) checks the deadline, so it agrees with `remainingMs`
-   * even when a stall kept the timer from running. Never aborted by `release()`.
+   * Aborts on loss with a {@link LockLostError}: another token or no key ("taken"), or the deadline passed
+   * unrenewed ("expired"); reads check the deadline, even after a stall. Never aborted by `release()`.
    */
   get signal(): AbortSignal {
     if (!this.#controller) {
@@ -146,10 +127,9 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Deletes the key if, and only if, it still holds this lease's token; stops renewals. A release
-   * that gets no answer before the lease would have run out anyway finishes in the background.
-   * @returns true when this call deleted the lock; false when this token no longer held it
-   *   (released before, expired, or taken by another owner), or the lease ran out first.
+   * Deletes the key only if it holds this token; stops renewals. Past the lease, it ends in the background.
+   * @returns true if this call deleted the lock; false if the token no longer held it (released, expired,
+   *   taken) or the lease ran out first.
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
@@ -166,8 +146,7 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Adds `amt` milliseconds to the lease that remains, while this token holds the key.
-   * `extend(0)` changes nothing and tells whether the lock is held, as in 0.2.
+   * Adds `amt` ms to the remaining lease while this token holds the key; `extend(0)` only checks (as in 0.2).
    * @returns true when the key holds this token (and was extended); false when it does not.
    * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
@@ -190,15 +169,12 @@ export class Lease implements AsyncDisposable {
     return held ? "ACQUIRED" : "FREE";
   }
 
-  /**
-   * Releases, for `await using`. Never throws: if Redis cannot be reached the key expires at the
-   * end of its lease. Call `release()` yourself to learn the outcome.
-   */
+  /** Releases, for `await using`; never throws (the key expires with its lease). `release()` tells more. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release().catch(() => false);
   }
 
-  /** @internal Whether this lease holds, as far as this process knows: confirmed, neither released nor lost. */
+  /** @internal Whether this lease holds as far as this process knows: confirmed, not released or lost. */
   get active(): boolean {
     return this.#confirmed && !this.#ended;
   }
@@ -254,10 +230,7 @@ export class Lease implements AsyncDisposable {
     return new LockLostError(this.#c.lockId, reason, this.#c.renewInterval !== undefined);
   }
 
-  /**
-   * Records that Redis confirmed the key for `pttl` more milliseconds, as of a request sent at
-   * monotonic time `sentAt`: the deadline counts from the send, so it can only be early, never late.
-   */
+  /** Counted from the request's send (`sentAt`), the deadline can only be early, never late. */
   #confirm(sentAt: number, pttl: number): void {
     // -1: the key has no expiry (someone persisted it); keep the deadline known so far.
     if (this.#ended || pttl < 0) return;
@@ -289,8 +262,7 @@ export class Lease implements AsyncDisposable {
     try {
       answer = await store.renew(token, lease, permit);
     } catch {
-      // A transient failure: try again soon, until the deadline declares the lock lost (a lease
-      // nobody watches has no deadline timer: a top-up stops at the deadline itself).
+      // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
       if (this.remainingMs === 0) this.lose("expired");
       else this.#scheduleRenewal(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
       return;
@@ -299,8 +271,7 @@ export class Lease implements AsyncDisposable {
     if (!answer.held) return this.lose("taken");
     this.#confirm(sentAt, answer.pttl);
     this.#topUp = false;
-    // Count the period from when this renewal was sent, not from its reply: otherwise every round
-    // trip would push the next renewal later, and a slow link would outrun the lease.
+    // Timed from this renewal's send, not its reply, lest each round trip push renewals past the lease.
     if (renewInterval !== undefined) this.#scheduleRenewal(sentAt + renewInterval - monotonicNow());
   }
 
@@ -313,7 +284,7 @@ export class Lease implements AsyncDisposable {
   }
 }
 
-/** Runs `work` with the lease's signal and the lease, then releases it; a failed release is ignored (the key expires with its lease). */
+/** Runs `work` with the signal and lease, then releases; a failed release is ignored (the key expires). */
 export async function runHolding<T>(
   lease: Lease,
   work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
@@ -325,11 +296,7 @@ export async function runHolding<T>(
   }
 }
 
-/**
- * Makes `signal` check `check` whenever its state is read, so that a deadline that passed while
- * no timer could run (a synchronous stall) already shows. The signal stays a real AbortSignal, for
- * `fetch` and every other consumer.
- */
+/** Runs `check` on each read of `signal`, so a deadline missed in a stall shows; stays a real AbortSignal. */
 function deadlineAware(signal: AbortSignal, check: () => void): void {
   const proto = AbortSignal.prototype;
   const after =

@@ -16,20 +16,13 @@ interface Turn {
 }
 
 /**
- * A distributed lock on one Redis key. The key is the lock's `id` (with `prefix`); its value is the
- * holder's token (a UUID unless you pass your own), so 0.2 and this version exclude each other.
- *
- * One instance holds at most one lease at a time, as a lock should: a second `acquire()` on an
- * instance that holds (or is acquiring) waits for the first to end, within its own retry schedule
- * and timeout, without sending anything meanwhile; it never takes over or ends the first. The
- * instance-level `release()`, `extend()`, `getStatus()`, `signal`, `remainingMs` and `fencingToken`
- * act on the current lease (or the seeded `uuid`). For many holders at once, use a {@link Semaphore}.
- *
+ * A distributed lock on the Redis key `prefix` + `id`, whose value is the holder's token (a UUID unless you
+ * pass one), so 0.2 and this version exclude each other. One lease at a time: a second `acquire()` waits for
+ * the first to end (within its own retries and timeout, sending nothing), never taking over. Lease methods
+ * and getters act on the current lease (or seeded `uuid`). For many holders, use a {@link Semaphore}.
  * @example
  * const lock = new Lock({ id: "invoice:42", redis: Redis.fromEnv() });
- * if (await lock.acquire()) {
- *   try { await work(); } finally { await lock.release(); }
- * }
+ * if (await lock.acquire()) try { await work(); } finally { await lock.release(); }
  */
 export class Lock implements AsyncDisposable {
   readonly #owner: Owner;
@@ -38,10 +31,7 @@ export class Lock implements AsyncDisposable {
   #turn: Turn | undefined;
   #notHeld: AbortSignal | undefined;
 
-  /**
-   * Checks the options and creates the lock; sends nothing to Redis.
-   * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
-   */
+  /** Sends nothing. @throws {TypeError | RangeError} when an option is missing or out of range, naming it. */
   constructor(config: LockCreateConfig) {
     const { fair, make } = this.storeKind();
     this.#owner = openOwner(config, fair, make);
@@ -66,9 +56,8 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * The current lease's signal (see {@link Lease.signal}): aborts when the lock is lost. When this
-   * instance holds nothing (never acquired or confirmed, or released), a signal that is already
-   * aborted (reason "not-held"); a signal read during a hold is never aborted by `release()`.
+   * The current lease's signal (see {@link Lease.signal}): aborts on loss, never by `release()`. Holding
+   * nothing (never acquired or confirmed, or released): a signal already aborted with reason "not-held".
    */
   get signal(): AbortSignal {
     const lease = this.#lease;
@@ -77,25 +66,19 @@ export class Lock implements AsyncDisposable {
     return this.#notHeld;
   }
 
-  /** Milliseconds until the current lease's local deadline (see {@link Lease.remainingMs}); 0 when not holding. */
+  /** Milliseconds until the current lease's deadline (see {@link Lease.remainingMs}); 0 when not holding. */
   get remainingMs(): number {
     return this.#lease?.remainingMs ?? 0;
   }
 
-  /**
-   * Settles when the work this lock left running in the background has settled (undoing a try
-   * that answered after its acquire gave up, finishing a release), including work added while it
-   * waits; never rejects. Hand it to your platform's `waitUntil` if you do not pass `waitUntil`.
-   */
+  /** Settles once no background work is left (never rejects): hand it to `waitUntil` unless you pass one. */
   get pending(): Promise<void> {
     return this.#owner.running.pending;
   }
 
   /**
-   * Tries to take the lock, retrying while another owner (or an earlier acquisition of this
-   * instance) holds it.
-   * @returns true when this instance now holds the lock; false when it stayed held through every
-   *   attempt or until `timeout`. A failed call keeps any lease this instance held.
+   * Tries to take the lock, retrying while another owner (or this instance's earlier acquire) holds it.
+   * @returns true if now held; false (keeping any prior lease) if held through every try or until `timeout`.
    * @throws {TypeError | RangeError} on invalid options, before any request.
    * @throws {LockRedisError} when Redis did not answer, could not be reached, or refused.
    * @throws the `signal`'s reason when the signal aborts.
@@ -108,8 +91,7 @@ export class Lock implements AsyncDisposable {
 
   /**
    * Like {@link Lock.acquire}, but resolves with the lock itself, which suits `await using`.
-   * @throws {LockAcquisitionError} when the lock was not acquired; its `reason` says why, and when
-   *   Redis did not answer or failed its `cause` is the LockRedisError.
+   * @throws {LockAcquisitionError} when not acquired: `reason` says why; `cause` is any LockRedisError.
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
@@ -118,9 +100,8 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Acquires (or throws like {@link Lock.acquireOrThrow}), runs `work` with the lease's signal and
-   * the lease itself, and releases at the end. `work`'s own result or error is what this returns or
-   * throws: a failed release is ignored (the key then expires with its lease).
+   * Acquires (or throws like {@link Lock.acquireOrThrow}), runs `work` with the lease's signal and lease,
+   * then releases; returns or throws what `work` does (a failed release is ignored: the key expires).
    * @example
    * const total = await lock.runExclusive((signal) => recompute({ signal }), { autoExtend: true });
    */
@@ -132,10 +113,8 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Deletes the key if, and only if, it holds the current lease's token (or the seeded `uuid`).
-   * Stops auto-extend.
-   * @returns true when this call deleted the lock; false when it was not held by this token
-   *   (never acquired, already released, expired, or taken by another owner).
+   * Deletes the key only while it holds the current token (or the seeded `uuid`); stops auto-extend.
+   * @returns true if it deleted the lock; false if not held by this token (never, released, expired, taken).
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
@@ -143,9 +122,8 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Adds `amt` milliseconds to the lease that remains, while the current token holds the key;
-   * `extend(0)` only tells whether it does, as in 0.2. On a lock seeded with a `uuid`, a `true`
-   * starts holding: `signal`, `remainingMs` and auto-extend then work as after an acquire.
+   * Adds `amt` ms to the remaining lease while the current token holds the key; `extend(0)` only checks
+   * (as in 0.2). With a seeded `uuid`, `true` starts holding: `signal`, `remainingMs`, auto-extend work.
    * @returns true when the key holds this token (and was extended); false when it does not.
    * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
    * @throws {LockRedisError} when Redis could not be reached or refused.
@@ -156,8 +134,7 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Asks Redis whether the current token holds the key right now; on a lock seeded with a `uuid`,
-   * "ACQUIRED" starts holding, as `extend` does.
+   * Asks Redis whether the current token holds the key; with a seeded `uuid`, "ACQUIRED" starts holding.
    * @returns "ACQUIRED" when it does, otherwise "FREE" (without a request when there is no token).
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
@@ -165,10 +142,7 @@ export class Lock implements AsyncDisposable {
     return (await this.#lease?.getStatus()) ?? "FREE";
   }
 
-  /**
-   * Releases the current lease, for `await using`. Does nothing when nothing is held, and never
-   * throws: if Redis cannot be reached the key expires at the end of its lease.
-   */
+  /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release().catch(() => false);
   }
@@ -183,8 +157,7 @@ export class Lock implements AsyncDisposable {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    // The same token again (a re-sent acquire, a hand-back): the same holder, which need not wait
-    // for itself; its lease restarts, and the earlier lease ends without a loss.
+    // Same token again (a re-send, a hand-back): same holder, no wait; the old lease ends without a loss.
     const again = this.#lease?.holdsWith(token) ? this.#lease : undefined;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {

@@ -11,9 +11,8 @@ import { check, describeValue } from "./validate";
 export const DEFAULT_LEASE_MS = 10_000;
 
 /**
- * How long a fair waiter's place in line outlives its longest wait between tries, in ms: a margin
- * for a slow request and for the waiters' clocks differing (deadlines are on their own clocks). A
- * waiter that left or died holds up the line for its longest wait plus this, at most.
+ * How long, in ms, a fair waiter's place in line outlives its longest wait: a margin for a slow request
+ * and differing clocks (deadlines are on each waiter's own). A gone waiter blocks the line that long at most.
  */
 export const QUEUE_GRACE_MS = 2_000;
 
@@ -28,7 +27,6 @@ export interface QuorumSpec {
   build(settings: LockSettings, make: StoreMaker, background: Background): LockStore;
 }
 
-/** Whether `redis` is a quorum made by `quorum()`. */
 export function isQuorum(redis: unknown): redis is QuorumSpec {
   return (redis as Partial<QuorumSpec> | null)?.[QUORUM] === true;
 }
@@ -68,7 +66,6 @@ export interface AcquirePlan {
   readonly wakeOnRelease: boolean;
 }
 
-/** Checks what can be set on a lock and overridden per call. */
 function checkHold(config: HoldOptions): HoldOptions {
   const { fencing, autoExtend, retry = {} } = config;
   check("lease", config.lease, "ms");
@@ -94,15 +91,13 @@ function optionalToken(uuid: unknown): string | undefined {
   return uuid as string | undefined;
 }
 
-/** Validates `prefix` and returns the Redis key for `id`. */
 export function prefixedKey(prefix: unknown, id: string): string {
   check("prefix", prefix, "string");
   return `${prefix ?? ""}${id}`;
 }
 
 /**
- * Validates the constructor's options, and everything they alone can show to be wrong (a
- * `maxDelay` below `delay`, a renewal interval not shorter than the lease). Throws before any request.
+ * Validates the options, clashes included (`maxDelay` < `delay`, interval ≥ lease), before any request.
  * @param fair whether waiters queue in arrival order, which a quorum cannot offer.
  */
 export function resolveLockSettings(config: LockCreateConfig, fair = false): LockSettings {
@@ -156,7 +151,6 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
     );
   }
   const autoExtend = call.autoExtend ?? hold.autoExtend;
-  // Three renewals per lease by default.
   const interval = autoExtend
     ? ((autoExtend as { interval?: number }).interval ?? Math.max(1, Math.floor(lease / 3)))
     : undefined;
@@ -165,8 +159,7 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
       `Expected \`autoExtend.interval\` to be less than the lease (${lease} ms), got ${interval}`,
     );
   }
-  // A timeout is a budget of time, not of tries: without an explicit count, tries go on until it
-  // runs out. 0.2 made ceil(attempts) tries, none below 1; this makes at least one.
+  // A timeout budgets time, not tries: with no count set, tries go on until it runs out. At least one try.
   const attempts = retry.attempts ?? (timeout === undefined ? 3 : Number.POSITIVE_INFINITY);
   return {
     lease,

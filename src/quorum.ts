@@ -14,19 +14,13 @@ type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 /** Answers of one round, by instance; undefined where the instance had not answered when it settled. */
 type Answers<T> = readonly (Answer<T> | undefined)[];
 
-/**
- * The longest one instance is waited for, as a share of the lease in play: a frozen or black-holed
- * member (or a client queueing commands while it reconnects) must cost a round a fraction of the
- * lease, never all of it. A third leaves an acquisition at least two thirds of its lease, and lets a
- * renewal sent a third of the lease before the deadline settle in time.
- */
+// A frozen member (or a client queueing while it reconnects) may cost a round a third of the lease, never all
+// of it: an acquisition keeps two thirds, and a renewal sent a third before the deadline settles in time.
 const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
 
 /**
- * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a
- * majority of them hold it (the Redlock scheme). Give an odd number of clients, each connected to a
- * separate Redis with no replication between them.
- *
+ * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a majority
+ * of them hold it (Redlock). Give an odd number of clients, each on a separate Redis, with no replication.
  * @example
  * const lock = new Lock({ id: "nightly-report", redis: quorum([a, b, c]), lease: 30_000 });
  * @throws {TypeError | RangeError} when `clients` is not an odd number of Redis clients.
@@ -51,13 +45,9 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
   };
 }
 
-/**
- * Every round goes to all members at once and settles as soon as its outcome is decided: a majority
- * agreed, or so many refused or failed that none is possible. An acquisition counts only when a
- * majority granted it with time left of the lease; otherwise every member that granted it, or may
- * yet, is undone (by that try's request id, so nothing later is touched). After a success, late
- * grants stay; the release reaches each member after its grant, so none is left holding.
- */
+// Each round goes to all members at once and settles once decided. An acquisition counts only if a majority
+// granted it with lease left; else each member that granted, or may yet, is undone by the try's request id
+// (touching nothing later). After a success late grants stay: releases follow each grant.
 function quorumStore(
   lockId: string,
   members: readonly LockStore[],
@@ -71,32 +61,22 @@ function quorumStore(
   const inFlight = new Map<string, readonly Promise<unknown>[]>();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
-  /** Runs `request` once `earlier` (if any) has settled. */
   const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
     Promise.resolve(earlier)
       .catch(() => undefined)
       .then(request);
-  /** Runs `request` on each member once that member's `earlier` has settled. */
   const following = <T>(
     earlier: readonly Promise<unknown>[] | undefined,
     request: (member: LockStore) => Promise<T>,
   ) => members.map((member, index) => after(earlier?.[index], () => request(member)));
-  /**
-   * Records a round that acquired for `token`. A same-token round that is still landing (one an
-   * acquire gave up on, then granted late) stays recorded too: a release must follow both.
-   */
+  // Records `token`'s acquiring round, and any same-token round still landing: a release must follow both.
   const remember = (token: string, requests: readonly Promise<unknown>[]) => {
     const earlier = takes.get(token);
     const all = requests.map((take, index) => Promise.allSettled([earlier?.[index], take]));
     takes.set(token, all);
     void Promise.allSettled(all).then(() => takes.get(token) === all && takes.delete(token));
   };
-
-  /**
-   * Sends one request per member, each waited for a share of the lease, and resolves once the
-   * answers so far (true: yes, false: no, undefined: pending) settle a majority either way; what is
-   * still running then finishes in the background.
-   */
+  // Resolves once the answers so far (undefined: pending) decide a majority; the rest finish in background.
   const ask = <T>(
     operation: LockOperation,
     requests: readonly Promise<T>[],
@@ -129,16 +109,12 @@ function quorumStore(
       });
     });
   };
-
-  /** Yes answers, and answers that are not yes (refusals and failures). */
   const count = <T>(answers: Answers<T>, yes: (value: T) => boolean) => {
     const ayes = answers.filter((answer) => answer?.ok && yes(answer.value)).length;
     return { ayes, nays: answers.filter(Boolean).length - ayes };
   };
-
   const failures = (answers: Answers<unknown>): InstanceFailure[] =>
     answers.flatMap((answer, instance) => (answer && !answer.ok ? [{ instance, error: answer.error }] : []));
-
   /** Too many members failed to tell: a LockRedisError that names each. */
   const failed = (operation: LockOperation, answers: Answers<unknown>) => {
     const instances = failures(answers);
@@ -153,8 +129,7 @@ function quorumStore(
     );
     return new LockRedisError(lockId, operation, cause, { refused, instances });
   };
-
-  /** True with a majority of yes; false when the yes and the unknown together cannot make one; else it throws. */
+  /** True with a majority of yes; false when the yes and unknown together cannot make one; else throws. */
   const vote = async <T>(
     operation: LockOperation,
     lease: number,
@@ -167,7 +142,6 @@ function quorumStore(
     if (ayes + answers.filter((answer) => !answer?.ok).length < majority) return { held: false, answers };
     throw failed(operation, answers);
   };
-
   const observe = async (
     operation: LockOperation,
     lease: number,
@@ -176,9 +150,8 @@ function quorumStore(
   ) => {
     const { held, answers } = await vote(operation, lease, members.map(request), (value) => value.held);
     const pttls = answers.flatMap((answer) => (answer?.ok && answer.value.held ? [answer.value.pttl] : []));
-    // A holder's renewal or extend found it lost on a majority: the members that may still hold the
-    // token (they said so, had not answered, or have a take still on its way) let it go now, each
-    // after its take, not a lease later. A status check is not the holder's, and changes nothing.
+    // The holder's renewal or extend (not a status check) found it lost on a majority: members that may hold
+    // it (said so, did not answer, or a take is landing) let go now, each after its take.
     if (!held && operation !== "status") {
       const landing = takes.get(token);
       takes.delete(token);
@@ -191,11 +164,9 @@ function quorumStore(
     }
     return { held, pttl: held ? Math.min(...pttls) : -2 };
   };
-
   const round = async (request: TakeRequest, permit: number): Promise<Take> => {
     const { token, lease } = request;
-    // A semaphore's rounds of one try each get an id of their own, so that one round's undo never
-    // frees the permit another round of the try took on the same member.
+    // Each of a semaphore try's rounds gets its own id: one round's undo must never free another's permit.
     const nonce = roundId(request.nonce, permit);
     const sentAt = monotonicNow();
     const requests = members.map((member) =>
@@ -221,34 +192,28 @@ function quorumStore(
     );
     return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: failures(answers) };
   };
-
   return {
     events: () => {
       const able = members.flatMap((member) => member.events() ?? []);
       return able.length > 0 ? combined(able) : undefined;
     },
-
     async take(request) {
       if (permits === 1) return round(request, 0);
-      // A semaphore tries its permits one by one, from a random one, each a round of its own, until
-      // a majority grants the same permit: two majorities share a member, where a permit holds one
-      // token, so no more holders than permits can form.
+      // A semaphore tries its permits a round each, from a random one, until a majority grants one: two
+      // majorities share a member, where a permit holds one token, so no more holders than permits form.
       const start = Math.floor(Math.random() * permits);
       let last: Take = { kind: "held", pttl: -1 };
       for (let step = 0; step < permits && last.kind === "held"; step++)
         last = await round(request, ((start + step) % permits) + 1);
       return last;
     },
-
     async undo(token, nonce, lease, permit) {
       // Only the round that took `permit` is left to undo: a round that failed undid itself.
       if (permits > 1 && permit === undefined) return;
       const id = permits === 1 ? nonce : roundId(nonce, permit ?? 0);
-      // Each member's undo follows its take: an undo that overtook its take would find nothing, and
-      // the take would then hold that member for a lease, for nobody.
+      // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
-
     async release(token, lease, permit) {
       const pending = takes.get(token);
       takes.delete(token);
@@ -256,7 +221,6 @@ function quorumStore(
       const requests = following(pending, (member) => member.release(token, lease, permit));
       return (await vote("release", lease, requests, Boolean)).held;
     },
-
     extend: (token, amount, lease, permit) =>
       observe("extend", lease, token, (member) => member.extend(token, amount, lease, permit)),
     renew: (token, lease, permit) =>
@@ -266,7 +230,7 @@ function quorumStore(
   };
 }
 
-/** The announcements of every member: a release is announced on each; the first active subscription decides. */
+/** Every member's announcements: a release is announced on each; the first active subscription decides. */
 function combined(all: readonly LockEvents[]): LockEvents {
   const events: LockEvents = {
     waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(events, meaning, fair, maxDelay),

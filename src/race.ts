@@ -4,9 +4,8 @@ import { backgroundTimer } from "./clock";
 export const TIMED_OUT: unique symbol = Symbol("timed out");
 
 /**
- * Settles like `work`, or resolves with {@link TIMED_OUT} after `ms` (at once when `ms` ≤ 0): a
- * request that hangs must not hold up a caller with a budget. `onLate` then receives `work`, to
- * clean up whatever it does; it must not reject. An infinite `ms` waits for `work`.
+ * Settles like `work`, or resolves {@link TIMED_OUT} after `ms` (at once if ≤ 0, never if infinite): a
+ * hanging request must not hold up a caller with a budget. `onLate` then cleans up `work` (must not reject).
  */
 export function within<T>(
   work: Promise<T>,
@@ -24,8 +23,7 @@ export function within<T>(
 }
 
 /**
- * Settles like `work`, unless `signal` aborts first: then it rejects with `signal.reason` at once,
- * and `onAbandoned` receives `work` to clean up after it (it must not reject).
+ * Like `work`, but rejects with `signal.reason` on abort; `onAbandoned` cleans up `work` (must not reject).
  */
 export function abortable<T>(
   work: Promise<T>,

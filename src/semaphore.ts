@@ -9,15 +9,10 @@ import type { LockAcquireConfig, SemaphoreCreateConfig } from "./types";
 import { check } from "./validate";
 
 /**
- * Up to `limit` holders at once, across processes: each acquisition takes one of `limit` permits,
- * each a key holding its holder's token with a lease, so a holder that dies frees its permit when
- * the lease runs out, without anyone cleaning up. One instance serves any number of concurrent
- * callers: every acquisition gets a {@link Lease} of its own (its token, signal, renewals and
- * release), so keep one module-level Semaphore and acquire from every request.
- *
+ * Up to `limit` holders at once across processes; a dead holder's permit frees itself when its lease runs
+ * out. One instance serves any number of concurrent callers, each with its own {@link Lease}: share one.
  * @example
- * // At most 5 calls to the paid API at once, from any number of functions.
- * const paidApi = new Semaphore({ id: "paid-api", redis: Redis.fromEnv(), limit: 5 });
+ * const paidApi = new Semaphore({ id: "paid-api", redis: Redis.fromEnv(), limit: 5 }); // 5 calls at once
  * const answer = await paidApi.runExclusive(() => callPaidApi(), { timeout: 10_000 });
  */
 export class Semaphore {
@@ -25,10 +20,7 @@ export class Semaphore {
   readonly limit: number;
   readonly #owner: Owner;
 
-  /**
-   * Checks the options and creates the semaphore; sends nothing to Redis.
-   * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
-   */
+  /** Sends nothing. @throws {TypeError | RangeError} when an option is missing or out of range, naming it. */
   constructor(config: SemaphoreCreateConfig) {
     check("options", config, "object", true);
     const { limit } = config;
@@ -56,8 +48,7 @@ export class Semaphore {
 
   /**
    * Tries to take a permit, retrying while all are held.
-   * @returns the lease on the permit; undefined when every permit stayed held through every
-   *   attempt or until `timeout`.
+   * @returns the permit's lease; undefined when all stayed held through every attempt or until `timeout`.
    * @throws {TypeError | RangeError} on invalid options, before any request.
    * @throws {LockRedisError} when Redis did not answer, could not be reached, or refused.
    * @throws the `signal`'s reason when the signal aborts.
@@ -69,20 +60,14 @@ export class Semaphore {
     return undefined;
   }
 
-  /**
-   * Like {@link Semaphore.acquire}, but throws when no permit was taken; suits `await using`.
-   * @throws {LockAcquisitionError} when no permit was taken; its `reason` says why.
-   */
+  /** Like `acquire()`, for `await using`. @throws {LockAcquisitionError} if none was taken (see `reason`). */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<Lease> {
     const { plan, token, outcome } = await this.#acquire(config);
     if (!outcome.acquired) throw new LockAcquisitionError(this.id, outcome);
     return this.#lease(plan, token, outcome);
   }
 
-  /**
-   * Takes a permit (or throws like {@link Semaphore.acquireOrThrow}), runs `work` with its signal
-   * and lease, and gives it back at the end; `work`'s result or error is what this returns or throws.
-   */
+  /** Like {@link Lock.runExclusive}, with a permit taken as by {@link Semaphore.acquireOrThrow}. */
   async runExclusive<T>(
     work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     config?: LockAcquireConfig,
@@ -90,10 +75,7 @@ export class Semaphore {
     return runHolding(await this.acquireOrThrow(config), work);
   }
 
-  /**
-   * A lease on a permit taken elsewhere under `uuid` (`acquire({ uuid })` in another process), to
-   * `release()`, `extend()` or `getStatus()` it here. Sends nothing until one of them is called.
-   */
+  /** The lease on a permit another process took with `acquire({ uuid })`, to use here; sends nothing yet. */
   permit(uuid: string): Lease {
     check("uuid", uuid, "string", true);
     return new Lease(leaseContext(this.#owner, this.#owner.settings.plain, uuid, undefined), undefined);

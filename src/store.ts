@@ -13,7 +13,6 @@ export type FencingPlan = { readonly clockFloor: boolean | undefined } | undefin
 
 /** A fair waiter's entry in the line, as each of its tries renews it. */
 export interface QueueTicket {
-  /** The waiter's name in line (see `permits/queue.ts`). */
   readonly member: string;
   /** Wall-clock milliseconds (`Date.now()`): entry deadlines are on the waiters' own clocks. */
   readonly now: number;
@@ -32,7 +31,7 @@ export interface Seat {
   /** Records what a try found; undefined when it failed (it may have queued the waiter). */
   note(take: Take | undefined, ticket: QueueTicket): void;
   meaning(event: FeedEvent): Meaning;
-  /** The hold a grant gives, counted from the last refused try (monotonic ms); undefined if not to be trusted. */
+  /** The hold a grant gives, from the last refused try (monotonic ms); undefined if not to be trusted. */
   granted(event: FeedEvent, refusedAt: number): { sentAt: number; pttl: number; permit: number } | undefined;
 }
 
@@ -77,10 +76,9 @@ export interface Observation {
 }
 
 /**
- * The Redis side of a lock or semaphore: where its keys live (one Redis, or a quorum) and what each
- * operation means there. Local state (leases, waits) lives elsewhere. Every operation takes the
- * lease in play, which bounds how long a quorum waits for one instance, and, once known, the permit
- * the token holds (1 for a lock). Every operation but `undo` rejects with a LockRedisError.
+ * The Redis side of a lock or semaphore (one Redis, or a quorum). Every operation takes the lease in play
+ * (bounding a quorum's wait for one instance) and, once known, the token's permit (1 for a lock). All but
+ * `undo` and `leave` reject with a LockRedisError.
  */
 export interface LockStore {
   /** Fair stores: seats waiters in arrival order. */
@@ -88,22 +86,15 @@ export interface LockStore {
   /** The lock's announcements, when the client has wake-ups (see `enableWakeUps`). */
   events(): LockEvents | undefined;
   take(request: TakeRequest): Promise<Take>;
-  /**
-   * Releases what the try `nonce` took (`permit`, when its answer said), unless a later request
-   * changed the lock since. Never rejects.
-   */
+  /** Releases what try `nonce` took (`permit` if known), unless a later request changed it. Never rejects. */
   undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
   release(token: string, lease: number, permit?: number): Promise<boolean>;
   /** Adds `amount` ms to the lease (0 only checks). */
   extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;
   /** Makes at least `lease` ms remain, never less than is left. */
   renew(token: string, lease: number, permit?: number): Promise<Observation>;
-  /** Whether `token` holds, and for how much longer. */
   status(token: string, lease: number, permit?: number): Promise<Observation>;
-  /**
-   * Fair stores: takes `member` out of the line (it stopped waiting), and frees and hands on a permit
-   * a release handed it meanwhile, which nobody will use. Never rejects.
-   */
+  /** Fair stores: `member` leaves the line, handing on any permit granted it meanwhile. Never rejects. */
   leave?(member: string, lease: number): Promise<void>;
 }
 
@@ -115,20 +106,13 @@ export interface StoreTarget {
   readonly run: ScriptRunner;
   readonly server: ServerKind;
   events(): LockEvents | undefined;
-  /** The client itself. */
   readonly client: RedisClient;
 }
 
-/**
- * Makes the store of one client: how a quorum builds its members the way a lock builds its one.
- * `permits` is how many a semaphore's has (a quorum takes the same permit on every member).
- */
+/** Builds one client's store, for a lock or each quorum member; `permits`: a semaphore's permit count. */
 export type StoreMaker = ((target: StoreTarget) => LockStore) & { readonly permits?: number };
 
-/**
- * Runs a script and reads its reply as integers; a failure becomes a LockRedisError without the
- * token (the first argument, when it is a string).
- */
+/** Runs a script for integers; a failure becomes a LockRedisError without the token (a string args[0]). */
 export async function runScript(
   target: Pick<StoreTarget, "lockId" | "run">,
   operation: LockOperation,

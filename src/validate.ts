@@ -1,7 +1,4 @@
-/**
- * Renders a value for an error message: strings quoted, numbers as written, other types named.
- * Never prints object contents, which could hold secrets such as a client's token.
- */
+/** Renders a value for an error message, never showing object contents: they may hold a client's token. */
 export function describeValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (value === null || typeof value !== "object")
@@ -29,9 +26,8 @@ const RULES = {
 export type Rule = keyof typeof RULES | readonly string[];
 
 /**
- * Throws unless `value` follows `rule` (or is undefined, unless `required`): a TypeError for the wrong type, a
- * RangeError for a value of the right type out of range, each naming the option and the value
- * (``Expected `lease` to be a positive integer (milliseconds), got 1.5``).
+ * Throws unless `value` follows `rule` (or is undefined and not `required`): a TypeError for a wrong type,
+ * else a RangeError, naming both: ``Expected `lease` to be a positive integer (milliseconds), got 1.5``.
  */
 export function check(name: string, value: unknown, rule: Rule, required = false): void {
   if (value === undefined && !required) return;

@@ -1,11 +1,7 @@
 import { backgroundTimer, monotonicNow } from "./clock";
 import type { FeedEvent } from "./wake/feed";
 
-/**
- * What an announcement means to a waiter: retry at once ("now"), within the retry window ("soon": a
- * release every waiter heard), go back to the planned wait ("cancel": someone took the lock), the
- * lock was handed to it ("grant"), or nothing ("ignore").
- */
+/** Retry "now", "soon" (in the retry window: all heard it), "cancel" (taken: back to plan) or "grant". */
 export type Meaning = "now" | "soon" | "cancel" | "grant" | "ignore";
 
 /** When, after a release, a woken waiter retries: a random moment in `[after, after + spread]` ms. */
@@ -14,15 +10,9 @@ export interface RetryWindow {
   readonly spread: number;
 }
 
-/**
- * How one acquisition waits between its tries: until the planned moment, or sooner when the end
- * of its Lock instance's own hold says so; rejects on abort. This one only polls; a client with
- * wake-ups enabled waits with a subscription too (see `wake/subscribed.ts`), and its announcements
- * reach the wait through {@link Waiting.hear}.
- */
+/** A polling wait between tries: until the planned moment or its Lock's own hold ends; rejects on abort. */
 export class Waiting {
-  /** What announcements since the last try asked for, kept for a wait that had not started. */
-  protected pending: Meaning = "ignore";
+  protected pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
   #wake: ((meaning: Meaning) => void) | undefined;
 
   /** Whether this waiter is, or is becoming, subscribed. */
@@ -30,16 +20,14 @@ export class Waiting {
     return false;
   }
 
-  /** Whether an active subscription covered a try sent at monotonic time `at`: a later release is announced. */
+  /** Whether an active subscription covered a try sent at monotonic `at`: a later release is announced. */
   covers(_at: number): boolean {
     return false;
   }
 
   /**
-   * After a try found the lock held: subscribes if that pays (see `wake/subscribed.ts`), and
-   * returns whether it did, which costs one of the wait's attempts. A wait that only polls never does.
-   * @param left attempts left; `span` ms the wait may still last; `polls` how many tries polling
-   *   would send within `span`.
+   * After a "held" try: subscribes if it pays; returns whether it did (costs an attempt). Polling never does.
+   * @param left attempts left; `span` ms the wait may still last; `polls` tries polling sends within `span`.
    */
   subscribeIfItPays(_left: number, _span: number, _polls: (span: number) => number): boolean {
     return false;
@@ -60,13 +48,9 @@ export class Waiting {
     return undefined;
   }
 
-  /** Stops listening. */
   close(): void {}
 
-  /**
-   * Waits until monotonic time `until`, or less: within `window` after a release, at once on a
-   * grant or when `local` settles; rejects with the signal's reason on abort.
-   */
+  /** Waits until monotonic `until`; less: within `window` of a release, or on a grant or `local` settling. */
   until(
     until: number,
     signal: AbortSignal | undefined,

@@ -1,27 +1,19 @@
 import { ORDER } from "../scripts/order";
 import { defineScript } from "../scripts/script";
 
-// Scripts over a set of permit keys, for semaphores (one key per permit) and fair locks (the lock
-// key as the only permit). Each permit key holds its holder's token with a lease, so an expired
-// holder frees its permit without anyone cleaning up, by Redis's own clock. No script reads the
-// clock or builds a key: every key comes in KEYS.
+// Scripts over permit keys: one per permit for semaphores, the lock key for fair locks. Each holds its
+// holder's token with a lease, expiring by Redis's clock. No script reads clocks or builds keys.
 //
-// Fair waiters queue in two sorted sets: `queue` orders them by arrival (score: the place in line,
-// from a counter that never repeats a place while the line lives), `deadlines` says until when each
-// entry stays (score: ms on the waiters' own clocks, passed in ARGV). A waiter renews its deadline
-// with every try; one that left or died stops, and its entry is swept once its deadline passed. With
-// k permits free, the first k waiters of the queue may take one; anyone else waits in line. A
-// waiter's name in line is `<id>:<grant ms>:<token>`, unique per acquisition.
+// Fair waiters queue in two sorted sets: `queue` by arrival (score: place in line, from a counter never
+// repeating while the line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by
+// each try; a gone waiter's entry is swept once past it. k free permits go to the first k in line.
 //
-// The receipts hash names, per permit (field "1", "2", ...), the last request that wrote it: the
-// try that took it, the release that handed it to a waiter (the waiter's name), or an extend; field
-// "r" holds the last release's call id, so a re-run of it answers the same. An undo (a try
-// abandoned by its caller) or a leave (a waiter that gave up) frees a permit only while its receipt
-// still names that try or that waiter; a late try never replaces a newer request's name. Every key
-// gets a lifetime its last writer renews.
+// The receipts hash names each permit's last writer (field "1", "2", ...): the try that took it, the release
+// handing it to a waiter (by name), or an extend; field "r" is the last release's id, for re-runs. An undo or
+// leave frees a permit only while its receipt names that try or waiter; late tries never replace newer names.
 //
-// KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5]
-// receipts, KEYS[6...] the permit keys; all in one hash slot.
+// KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
+// KEYS[6...] the permit keys; all in one hash slot.
 
 const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
@@ -53,24 +45,18 @@ end
 `;
 
 /**
- * Takes a permit for a token: one it already holds (a re-run, or a grant a release made to it),
- * else the first free one, if it is this waiter's turn (fair) or anyone's (not fair). Otherwise a
- * fair waiter keeps (or takes) its place in line, unless this is its last try.
- *
+ * Takes a permit for a token: one it holds already (a re-run, or a release's grant), else the first free one
+ * if it is this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line,
+ * unless on its last try. As in {@link takeLock}, a held lease only grows and a late try leaves the receipt
+ * to newer requests. A places counter deleted by hand restarts after the line's tail; the line's keys outlive
+ * each entry by a minute (a clock margin): places never repeat while anyone is in line, and nothing stays.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
- * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to
- *          try (a quorum takes the same one everywhere), or 0
+ * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
  * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms
- * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without:
- *          pttl the shortest remaining lease of a holder (-2 when no permit in range is held:
- *          permits are free but it is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
- *
- * As in {@link takeLock}, a permit held by this token already only grows its lease, and a late try
- * leaves the receipt to the newer request it names (or to nobody, when the receipt expired). A
- * places counter deleted by hand restarts after the line's tail; the line's keys outlive every
- * entry by a minute (a margin for the waiters' clocks), so places never repeat while anyone is in
- * line and nothing stays once everyone is gone.
+ * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without: pttl the
+ *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
+ *          is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
  */
 export const takePermit = defineScript(
   "acquire",
@@ -161,15 +147,12 @@ return {1, slot - 5, fence}
 );
 
 /**
- * Frees the permit a token holds and announces it. Fair: first hands it to the one waiter it
- * entitles (the k-th in line when k permits are free) for that waiter's grant, announced as
- * "granted:<its id in line>:<place>:<grant ms>:<permit>" to it alone; it holds without a request
- * of its own. The same script undoes an abandoned try (ARGV[3] "1": only the permit whose receipt is
- * ARGV[2]) and lets a waiter leave the line (ARGV[6]: its name; frees a permit handed to it).
- *
- * ARGV[1]  token; ARGV[2] call id, or the receipt to match; ARGV[3] "1" to match it; ARGV[4] the
- *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""
- * ARGV[7]  now, ms
+ * Frees the permit a token holds and announces it. Fair: first hands it, for its grant, to the waiter it
+ * entitles (the k-th in line when k permits are free), who holds without a request of its own; announced to
+ * it alone as "granted:<its id in line>:<place>:<grant ms>:<permit>". Also undoes an abandoned try (ARGV[3]
+ * "1": only the permit whose receipt is ARGV[2]) and lets a waiter leave (ARGV[6]; frees a permit handed it).
+ * ARGV[1]  token; ARGV[2] call id, or the receipt to match; ARGV[3] "1" to match it; ARGV[4] the channel's
+ *          key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms
  * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.
  */
 export const releasePermit = defineScript(
@@ -221,11 +204,8 @@ return 1
 );
 
 /**
- * Adds milliseconds to the lease of the permit a token holds; its call id becomes that permit's
- * receipt, so a re-run adds nothing, and the re-run still checks the holder.
- *
- * ARGV[1]  token; ARGV[2] call id; ARGV[3] milliseconds to add (0 adds nothing); ARGV[4] the
- *          permit held, if known, or 0
+ * Adds ms to the lease of a token's permit; its call id becomes the receipt, so a re-run adds nothing.
+ * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known, or 0
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
  */
 export const extendPermit = defineScript(
@@ -249,9 +229,7 @@ return {1, target}
 );
 
 /**
- * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less
- * than is left (0 only checks).
- *
+ * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less than left.
  * ARGV[1]  token; ARGV[2] lease, ms (0: status); ARGV[3] the permit held, if known, or 0
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */

@@ -21,9 +21,7 @@ function tokenOf(member: string): string {
 }
 
 /**
- * A semaphore's permits, or a fair lock's key and line, on one Redis (a single server, a replicated
- * primary, or a cluster: every key shares the lock key's hash slot).
- *
+ * A semaphore's permits or a fair lock's key and line, on one Redis (server, primary or cluster: one slot).
  * @param limit how many permits: `{key}:permit:1` and on; a fair lock's only permit is its key itself.
  */
 /* @__NO_SIDE_EFFECTS__ */
@@ -51,13 +49,10 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         leaving,
         Date.now(),
       ]);
-
     const store: LockStore = {
       seat: fair ? takeSeat : undefined,
-      // A fair waiter learns of its turn from the release: on @upstash/redis it subscribes whether or
-      // not wake-ups were enabled for the client.
+      // A fair waiter learns of its turn from a release: @upstash/redis subscribes even without wake-ups.
       events: fair ? () => target.events() ?? upstashFeedOf(target.client)?.lockEvents(key) : target.events,
-
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
         const fence = !fencing ? "" : clockFloor ? "clock" : "count";
@@ -86,31 +81,25 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
-
       async undo(token, nonce) {
         await release(token, nonce, true).catch(() => undefined);
       },
-
       async leave(member) {
         await release(tokenOf(member), member, true, member).catch(() => undefined);
       },
-
       async release(token) {
         // Each call gets its own id, so that its receipt answers only its own re-runs.
         const [released] = await release(token, newCallId(), false);
         return released === 1;
       },
-
       async extend(token, amount, _lease, permit) {
         return observation(
           await runScript(target, "extend", extendPermit, keys, [token, newCallId(), amount, permit ?? 0]),
         );
       },
-
       async renew(token, lease, permit) {
         return observation(await runScript(target, "renew", renewPermit, keys, [token, lease, permit ?? 0]));
       },
-
       async status(token, _lease, permit) {
         return observation(await runScript(target, "status", renewPermit, keys, [token, 0, permit ?? 0]));
       },

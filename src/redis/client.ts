@@ -6,9 +6,9 @@ import { normalizeReply, type ScriptReply } from "./reply";
 export type ScriptArgument = string | number;
 
 /**
- * The generic client shape: anything with `eval(script, keys, args)` that resolves to the
- * script's reply, such as `@upstash/redis`'s `Redis` (`Redis.fromEnv()`, `new Redis({ url, token })`).
- * When it also has `evalsha(sha1, keys, args)`, scripts are sent by their SHA-1 after their first use.
+ * Anything with `eval(script, keys, args)` resolving to the script's reply, such as `@upstash/redis`'s
+ * `Redis` (`Redis.fromEnv()`, `new Redis({ url, token })`). With `evalsha(sha1, keys, args)` as well,
+ * scripts are sent by SHA-1 after their first use.
  */
 export interface EvalClient {
   eval(script: string, keys: string[], args: ScriptArgument[]): Promise<unknown>;
@@ -24,7 +24,6 @@ export interface IoRedisClient {
   evalsha(sha1: string, numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
 }
 
-/** Keys and arguments as node-redis takes them. */
 type NodeRedisScriptOptions = { keys: string[]; arguments: string[] };
 
 /** The part of a node-redis client (`createClient`, `createCluster`) the lock uses. */
@@ -35,9 +34,8 @@ export interface NodeRedisClient {
 }
 
 /**
- * Every client the lock accepts, passed as is: `@upstash/redis` or any other {@link EvalClient},
- * an ioredis `Redis` or `Cluster`, or a node-redis client. The kind is recognised by its shape; no
- * client library is imported.
+ * Every client the lock accepts, passed as is and recognised by shape (no client library is imported):
+ * `@upstash/redis` or any other {@link EvalClient}, an ioredis `Redis` or `Cluster`, or node-redis.
  */
 export type RedisClient = EvalClient | IoRedisClient | NodeRedisClient;
 
@@ -47,9 +45,8 @@ export type ClientKind = "ioredis" | "node-redis" | "eval";
 const has = (value: object, name: string) => typeof (value as Record<string, unknown>)[name] === "function";
 
 /**
- * Which kind of client `value` is: ioredis has a boolean `isCluster` and `defineCommand`;
- * node-redis spells EVALSHA both `EVALSHA` and `evalSha`; anything else with `eval` is called as
- * `eval(script, keys, args)`. Undefined when `value` has no usable `eval`.
+ * ioredis has a boolean `isCluster` and `defineCommand`; node-redis spells EVALSHA both `EVALSHA` and
+ * `evalSha`; anything else with `eval` is generic. Undefined when `value` has no usable `eval`.
  */
 export function clientKind(value: unknown): ClientKind | undefined {
   if (typeof value !== "object" || value === null || !has(value, "eval")) return undefined;
@@ -59,7 +56,6 @@ export function clientKind(value: unknown): ClientKind | undefined {
   return has(value, "evalSha") && has(value, "EVALSHA") ? "node-redis" : "eval";
 }
 
-/** Throws a TypeError unless `value` looks like a client the lock can drive. */
 export function assertRedisClient(name: string, value: unknown): asserts value is RedisClient {
   if (clientKind(value) === undefined) {
     throw new TypeError(
@@ -90,8 +86,7 @@ function transport(client: RedisClient): { eval: Send; evalsha: Send | undefined
       };
     }
     default: {
-      // Arguments go through untouched: the HTTP client serialises numbers itself. Bound, not
-      // wrapped: one call less between an acquire and the client.
+      // Arguments untouched: the HTTP client serialises numbers. Bound, not wrapped: one call less.
       const { eval: evaluate, evalsha } = client as EvalClient;
       return { eval: evaluate.bind(client), evalsha: evalsha?.bind(client) };
     }
@@ -117,11 +112,10 @@ interface ClientState {
 const clients = new WeakMap<object, ClientState>();
 
 /**
- * The runner for `client`. Each script is sent in full (EVAL) the first time this process runs it
- * on the client and by its SHA-1 (EVALSHA) after that, so a cold start pays no NOSCRIPT round
- * trip; when Redis answers NOSCRIPT anyway (a restart, a flush, another cluster node) the script
- * is sent once in full. With `keyLocking`, scripts carry Upstash's `allow-key-locking` shebang; a
- * server that refuses it gets the plain script at once, and every later call on the client is plain.
+ * Each script is sent in full (EVAL) the first time this process runs it on `client`, then by SHA-1
+ * (EVALSHA), so a cold start pays no NOSCRIPT round trip; a NOSCRIPT anyway (a restart, a flush, another
+ * cluster node) resends it in full once. With `keyLocking`, scripts carry Upstash's `allow-key-locking`
+ * shebang; a server refusing it gets the plain script at once, as does every later call on the client.
  */
 export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): ScriptRunner {
   let state = clients.get(client);

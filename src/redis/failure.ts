@@ -1,14 +1,12 @@
-// What a failed request said, told without what must not leak: client errors quote the whole
-// command ("command was: [...]"), script text and lock token included.
+// Failures told safely: client errors quote the whole command ("command was: [...]"), script and token too.
 
 /** Errors Redis (or the REST endpoint) gives for a request that cannot succeed however often it is sent. */
 const REFUSAL =
   /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|Unauthorized|Forbidden)\b|invalid token|unknown command|wrong number of arguments|syntax error|Error running script|@user_script|^ERR .*script/i;
 
 /**
- * The client's message cut to what Redis said: without the quoted command, the client's
- * "Command failed: " prefix, or anything after the first line; at most 200 characters; `secret`
- * replaced by `<token>`.
+ * The client's message cut to what Redis said (no quoted command, "Command failed: " prefix or lines
+ * after the first), at most 200 characters, with `secret` replaced by `<token>`.
  */
 export function summarize(error: unknown, secret?: string): string {
   const text = error instanceof Error ? error.message : String(error);
@@ -22,9 +20,8 @@ export function isRefusal(error: unknown): boolean {
 }
 
 /**
- * A copy of `error` safe to hand on as a `cause`: the same name, a summarized message, the string
- * and number properties (`code`, `status`, ...) and the stack frames, each without `secret`, and
- * the same done to its own causes. The original is not kept: it quotes the command.
+ * A copy of `error` safe as a `cause` (the original quotes the command): its name, summarized message,
+ * string and number properties (`code`, `status`, ...) and stack frames without `secret`; causes alike.
  */
 export function redacted(error: unknown, secret?: string, depth = 0): unknown {
   if (!(error instanceof Error)) return typeof error === "string" ? summarize(error, secret) : undefined;

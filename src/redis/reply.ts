@@ -19,10 +19,9 @@ function integerOf(value: unknown): number | undefined {
 }
 
 /**
- * Turns what a client handed back for a script reply into numbers, lists and null. A Redis
- * integer arrives as a number (@upstash/redis, ioredis, node-redis), a string (ioredis with
- * `stringNumbers`, node-redis with a `typeMapping` to String), a bigint, or a buffer; nil as null
- * or undefined.
+ * A client's script reply as numbers, lists and null. A Redis integer arrives as a number (@upstash/redis,
+ * ioredis, node-redis), a string (ioredis `stringNumbers`, node-redis `typeMapping` to String), a bigint
+ * or a buffer; nil as null or undefined.
  * @throws {TypeError} on anything else: the client was set up in a way the lock cannot read.
  */
 export function normalizeReply(value: unknown): ScriptReply {

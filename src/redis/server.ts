@@ -1,16 +1,14 @@
 import { clientKind } from "./client";
 
 /**
- * The kind of server a client talks to, as far as it matters to the lock: Upstash runs scripts
- * under its global database lock unless they carry the `allow-key-locking` flag, and persists its
- * data; any other Redis (Redis, Valkey, Dragonfly, a cluster) refuses that flag.
+ * As far as the lock cares: Upstash persists its data and runs scripts under a global database lock
+ * unless they carry the `allow-key-locking` flag, which others (Redis, Valkey, Dragonfly, clusters) refuse.
  */
 export type ServerKind = "upstash" | "redis";
 
 /**
- * What `client` most likely talks to: "upstash" for `@upstash/redis` (recognised by its
- * `createScript`, which no other eval client has) and for an ioredis or node-redis client whose
- * configured host is an Upstash endpoint (`*.upstash.io`); "redis" otherwise. A guess only sets a
+ * "upstash" for `@upstash/redis` (known by its `createScript`, which no other eval client has) and for
+ * an ioredis or node-redis client configured with a `*.upstash.io` host; "redis" otherwise. Only a
  * default: the `server` option overrides it, and a server that refuses the flag is remembered.
  */
 export function guessServerKind(client: unknown): ServerKind {

@@ -3,7 +3,6 @@ import { defineScript } from "./script";
 /**
  * Counts a debounced call and gives the counter a lifetime, so an idle debouncer leaves no key
  * behind (0.2 never expired it). INCR keeps the value format of 0.2, so both can share an id.
- *
  * KEYS[1]  counter key
  * ARGV[1]  counter lifetime, ms
  * Returns  the counter after this call.
@@ -18,7 +17,6 @@ return count
 
 /**
  * Tells whether no call was counted after ours (compared in Lua, see `renewLock`).
- *
  * KEYS[1]  counter key
  * ARGV[1]  the counter value our call got
  * Returns  1 when the counter still has that value, else 0.

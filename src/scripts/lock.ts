@@ -1,23 +1,15 @@
 import { ORDER } from "./order";
 import { defineScript } from "./script";
 
-// The scripts of a plain lock: its key (the holder's token, as in 0.2), its grant key, which names
-// the acquire try that took it, and its receipt key, which names the last release or extend call (as
-// in 0.3). The receipt makes a re-sent release or extend (a client that re-sends a request whose
-// reply was lost) answer as its first run did; the grant lets a try that was abandoned be undone
-// without undoing anything later. All keys share the lock key's hash slot.
-//
-// KEYS[1]  lock key
-// ARGV[1]  token
+// A plain lock's scripts. Its key holds the token (as in 0.2), its grant key the try that took it, its
+// receipt key the last release or extend call (as in 0.3): a re-sent release or extend answers as its first
+// run did, and an abandoned try can be undone without undoing anything later. All keys share one hash slot.
+// KEYS[1] lock key; ARGV[1] token (in every script)
 
 const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
-
-// Held by this token already: its lease only grows, so that a late try with a shorter lease never
-// cuts short the newer hold. A try that reaches Redis after a newer request of its token (its
-// request was late) leaves the grant to that request, so its undo cannot free the lock; so does any
-// try while the token holds without a grant (it expired, the lock being renewed past it): nobody
-// can tell which is newer. (Comments stay out of the Lua: every byte of it is in users' bundles and
-// in each full EVAL.)
+// A held lease only grows: a late shorter try never cuts a newer hold short. A try reaching Redis after a
+// newer request of its token, or while it holds with no grant (expired; which is newer is unknown), leaves
+// the grant alone, so its undo cannot free the lock. Lua stays comment-free: it ships in bundles.
 const TAKE = `${ORDER}local holder = redis.call("GET", KEYS[1])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
@@ -35,22 +27,19 @@ redis.call("PUBLISH", ${CHANNEL}, "acquired")
 `;
 
 /**
- * Takes the lock when the key is free, or confirms it when the key already holds this token (a
- * re-run whose first reply was lost, or a token chosen again); the lease restarts from now (never
- * shortened, when the token held already), and the grant names this try unless it names a newer
- * request already. A success is announced, so waiters
- * woken by a release stand down.
- *
+ * Takes the lock when free, or confirms it when it holds this token already (a re-run whose reply was lost,
+ * or a token chosen again): the lease restarts from now (never shortened) and the grant names this try unless
+ * it names a newer request. A success is announced, so waiters woken by a release stand down.
  * KEYS[2]  grant key; KEYS[3] fencing counter key (with fencing)
  * ARGV[2]  request id, unique per try; ARGV[3] lease, ms
- * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds
- *          it (pttl: its remaining lease in ms, -1 when that key has no expiry).
+ * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
+ *          its remaining lease in ms, -1 when that key has no expiry).
  */
 export const takeLock = defineScript("acquire", TAKE, `return {1}\n`);
 
 /**
- * {@link takeLock}, issuing a fencing token from a counter that never expires (Upstash persists it),
- * so the script reads no clock, as Upstash asks. Returns {1, fencing token} on success.
+ * {@link takeLock}, issuing a fencing token from a counter that never expires (Upstash persists it), so the
+ * script reads no clock, as Upstash asks. Returns {1, fencing token} on success.
  */
 export const takeLockCountedFence = defineScript(
   "acquire",
@@ -62,10 +51,8 @@ return {1, fence}
 );
 
 /**
- * {@link takeLock}, issuing a fencing token never below Redis's clock in microseconds: the larger
- * of the previous token plus one and the server time, so tokens keep increasing when the counter
- * was lost (a restart without persistence). Returns {1, fencing token} on success.
- *
+ * {@link takeLock}, with a fencing token never below Redis's clock in µs, max(previous + 1, server time), so
+ * tokens keep increasing if the counter was lost (a restart without persistence). Returns {1, fencing token}.
  * ARGV[4]  fencing counter lifetime, ms
  */
 export const takeLockClockFence = defineScript(
@@ -80,11 +67,8 @@ return {1, fence}
 );
 
 /**
- * Deletes the lock while it holds this token and announces the release. A release leaves its call
- * id as the receipt (30 s), so a re-run answers 1 again. An undo (ARGV[3] "1") deletes only if the
- * grant still names the abandoned try ARGV[2]: a later try with the same token changed it, and the
- * undo then leaves the lock alone.
- *
+ * Deletes the lock while it holds this token and announces it; its call id stays as the receipt (30 s) so a
+ * re-run answers 1. An undo (ARGV[3] "1") deletes only while the grant names the abandoned try ARGV[2].
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
@@ -112,14 +96,11 @@ return 1
 );
 
 /**
- * Adds milliseconds to the remaining lease while the lock holds this token. Its call id becomes
- * the receipt, so a re-run adds nothing; the re-run still checks the owner. It names itself in the
- * grant: whoever extends holds the lock now, and an undo of an earlier try must not free it.
- *
+ * Adds ms to the lease while this token holds; its call id becomes the receipt, so a re-run adds nothing. It
+ * names itself in the grant: whoever extends holds now, and an earlier try's undo must not free it.
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing)
- * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone);
- *          {0, -2} when it does not.
+ * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone), else {0, -2}.
  */
 export const extendLock = defineScript(
   "extend",
@@ -139,10 +120,8 @@ return {1, target}
 );
 
 /**
- * Auto-extend's renewal, and the status check: while the lock holds this token, makes at least
- * ARGV[2] ms remain, never less than is left (0 only checks). Compared in Lua because the HTTP
- * client JSON-parses replies (a token "123" would come back as a number). Safe to run twice.
- *
+ * Auto-extend's renewal and status check: while this token holds, at least ARGV[2] ms remain, never less than
+ * left. Compared in Lua: the HTTP client JSON-parses replies ("123" becomes a number). Safe to run twice.
  * ARGV[2]  lease, ms (0: status)
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */

@@ -1,10 +1,8 @@
 import { lazySha1 } from "../digest";
 
 /**
- * The first line that tells Upstash to lock only the keys a script receives in KEYS, instead of
- * the whole database, while it runs. Under it every key a script touches must be in KEYS, which
- * every script of the library respects. Plain Redis rejects the flag, so it is sent only where the
- * server is Upstash.
+ * Makes Upstash lock only the keys a script gets in KEYS, not the whole database, while it runs; every key a
+ * script touches must then be in KEYS, as all ours are. Plain Redis rejects it, so only Upstash gets it.
  */
 export const KEY_LOCKING_SHEBANG = "#!lua flags=allow-key-locking\n";
 
@@ -22,10 +20,7 @@ export interface LuaScript extends ScriptText {
   readonly keyLocked: ScriptText;
 }
 
-/**
- * Defines a script once; each SHA-1 is computed the first time it is asked for, then kept. Marked
- * free of side effects, so a bundler drops the scripts of what a user does not import.
- */
+/** Defines a script; each SHA-1 is computed on first use, then kept. Pure: bundlers drop unused scripts. */
 /* @__NO_SIDE_EFFECTS__ */
 export function defineScript(name: string, ...parts: string[]): LuaScript {
   // Joined here, not at the call: the call must be free of side effects to be dropped when unused.

@@ -7,15 +7,11 @@ import { type PubSubClient, tcpSubscriber } from "./tcp";
 import { enableUpstashWakeUps, isUpstashHttp } from "./upstash";
 
 /**
- * Lets waits on locks over this client be woken by releases instead of only polling: a wait that
- * would span several polls subscribes to its lock's announcements, then polls only now and then
- * (every `retry.maxDelay`), and retries within a round trip of a release. Call it once per client,
- * before or after making locks on it; a quorum enables each member. With `@upstash/redis` a
- * subscription is a server-sent-events stream (one billed SUBSCRIBE) per lock that waits; with
- * ioredis and node-redis, one extra connection (a duplicate of the client in subscriber mode),
- * opened when a wait first needs it and closed once no wait does. `FairLock` and fair semaphores
- * wake their own waiters on `@upstash/redis` without it.
- *
+ * Lets releases wake waits on this client's locks: a wait spanning several polls subscribes, then polls only
+ * every `retry.maxDelay`, and retries within a round trip of a release. Call once per client, before or
+ * after making locks; a quorum enables each member. `@upstash/redis`: one SSE stream (one billed SUBSCRIBE)
+ * per waiting lock; ioredis and node-redis: one extra connection (a subscriber-mode duplicate), open while
+ * waits need it. `FairLock` and fair semaphores wake their own waiters on `@upstash/redis` without it.
  * @example
  * const redis = Redis.fromEnv();
  * enableWakeUps(redis);

@@ -1,11 +1,6 @@
-// The contract between a waiting acquisition and the announcements of its lock.
-
 import type { Meaning, Waiting } from "../waiting";
 
-/**
- * What a lock's channel carries: a release, an acquisition, or (fair locks and semaphores) a permit
- * handed to one waiter, `granted:<its id in line>:<place>:<ms>:<permit>`.
- */
+/** Channel events; a fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`. */
 export type LockEvent = "released" | "acquired" | `granted:${string}`;
 
 /** What a listener hears: a lock event, or "ended" when the subscription broke and no more will come. */
@@ -13,32 +8,22 @@ export type FeedEvent = LockEvent | "ended";
 
 /** A listener attached to an active subscription. */
 export interface Listening {
-  /** Stops listening; never throws. */
-  stop(): void;
-  /** Monotonic time (ms) from which the listener hears every event of the channel, until "ended". */
-  readonly since: number;
+  stop(): void; // never throws
+  readonly since: number; // monotonic ms from which every event of the channel is heard, until "ended"
 }
 
 /** One lock's announcements on one client with wake-ups (or on every member of a quorum). */
 export interface LockEvents {
-  /**
-   * How one acquisition waits here: `meaning` tells what each announcement means to it, `fair`
-   * whether it has a seat in line, `maxDelay` how often a covered wait still polls (ms).
-   */
+  /** One acquisition's wait: `meaning` of each announcement, `fair`: seated, `maxDelay`: covered poll ms. */
   waiting(meaning: (event: FeedEvent) => Meaning, fair: boolean, maxDelay: number): Waiting;
-  /**
-   * Resolves once the subscription is active (shared with the process's other waiters on the
-   * lock), or with undefined when it could not be set up or `signal` aborted first.
-   */
+  /** Resolves once the shared subscription is active; undefined if it failed or `signal` aborted first. */
   listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined>;
-  /** Whether a subscription is active right now, so that listening costs no request. */
-  active(): boolean;
+  active(): boolean; // a subscription is active now: listening costs no request
 }
 
 /** A client's announcements, by channel: what {@link LockEvents} are made of. */
 export interface ChannelFeed {
-  /** The events of the lock at `key`, made once per key. */
-  lockEvents(key: string): LockEvents;
+  lockEvents(key: string): LockEvents; // made once per key
   listen(
     channel: string,
     onEvent: (event: FeedEvent) => void,
@@ -53,11 +38,7 @@ export interface ChannelListener {
   ended(): void;
 }
 
-/**
- * Subscribes to one channel; resolves with the way to unsubscribe once the server confirmed it,
- * rejects if it could not be set up. `signal` aborts when nobody waits for it any more: a setup that
- * hangs must then let go of what it holds.
- */
+/** Resolves with an unsubscribe once confirmed, or rejects; when unwanted (`signal`), a setup lets go. */
 export type SubscribeChannel = (
   channel: string,
   listener: ChannelListener,

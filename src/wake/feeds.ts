@@ -2,7 +2,7 @@ import type { ChannelFeed } from "./feed";
 
 const feeds = new WeakMap<object, ChannelFeed>();
 
-/** The announcements feed `enableWakeUps` gave `client`, shared by every lock on it; undefined: waits poll. */
+/** The feed `enableWakeUps` gave `client`, shared by every lock on it; undefined: waits poll. */
 export function feedFor(client: unknown): ChannelFeed | undefined {
   return typeof client === "object" && client !== null ? feeds.get(client) : undefined;
 }

@@ -4,35 +4,20 @@ import type { ChannelFeed, FeedEvent, Listening, LockEvents, SubscribeChannel } 
 import { lockEventOf } from "./feed";
 import { SubscribedWaiting } from "./subscribed";
 
-/**
- * How long an active subscription outlives its last listener, in milliseconds: a process that
- * waits again soon (a worker that released and asks again, a fair waiter back in line) reuses it
- * instead of paying another SUBSCRIBE. Short, because until it ends its stream or connection keeps
- * a process from exiting.
- */
+/** Ms an active subscription outlives its last listener, to be reused; short: it keeps the process alive. */
 export const LINGER_MS = 250;
 
 type Listener = (event: FeedEvent) => void;
 
-/** One channel's subscription, shared by every waiter of the client on that channel. */
 interface Shared {
   readonly listeners: Set<Listener>;
-  /** Settles with the way to stop once active, or undefined if it failed; never rejects. */
-  readonly ready: Promise<(() => void) | undefined>;
-  /** Aborted when nobody wants the subscription any more, pending or active. */
-  readonly unwanted: AbortController;
-  /** Monotonic time it became active; undefined while pending. */
-  since: number | undefined;
-  /** While active with no listener: cancels the timer that ends it. */
-  linger: (() => void) | undefined;
+  readonly ready: Promise<(() => void) | undefined>; // how to stop once active, or undefined; never rejects
+  readonly unwanted: AbortController; // aborted once nobody wants it, pending or active
+  since: number | undefined; // monotonic time it became active; undefined while pending
+  linger: (() => void) | undefined; // while active with no listener: cancels the timer that ends it
 }
 
-/**
- * A feed that keeps one subscription per channel, however many waiters of the client listen on it,
- * counting them one by one: the subscription ends only when the last one leaves ({@link LINGER_MS}
- * later if it was active). A subscription that fails or breaks is forgotten at once, and its
- * listeners hear "ended", so the next wait subscribes afresh.
- */
+/** A subscription per channel until its last listener leaves (LINGER_MS later if active), fails or breaks. */
 export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
   const channels = new Map<string, Shared>();
   const forget = (channel: string, shared: Shared) => {
@@ -107,8 +92,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
         const made: LockEvents = {
           waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(made, meaning, fair, maxDelay),
           active: () => channel !== undefined && feed.active(channel),
-          // Once the channel is named, attached at once (no await before it): a wait joining an
-          // active subscription is covered from its first try, sent right after it asked.
+          // No await once named: a wait joining an active subscription is covered from its first try.
           listen: (onEvent, signal) =>
             channel !== undefined
               ? feed.listen(channel, onEvent, signal)
@@ -143,8 +127,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
       }
       let stopped = false;
       return {
-        // Attached to an active subscription: covered from then on; to a pending one: from activation.
-        since: Math.max(attachedAt, shared.since ?? attachedAt),
+        since: Math.max(attachedAt, shared.since ?? attachedAt), // from attaching, or activation if later
         stop: () => {
           if (stopped) return;
           stopped = true;

@@ -2,11 +2,7 @@ import type { Meaning } from "../waiting";
 import { Waiting } from "../waiting";
 import type { FeedEvent, Listening, LockEvents } from "./feed";
 
-/**
- * How an acquisition waits on a client with wake-ups: as {@link Waiting} does, and subscribed to
- * its lock's announcements (shared with the process's other waiters on the lock) once it decides
- * to, or from its first try when a subscription is already active, which costs nothing.
- */
+/** A {@link Waiting} that subscribes once it pays, or at once if a shared subscription is active (free). */
 export class SubscribedWaiting extends Waiting {
   readonly #events: LockEvents;
   readonly #meaning: (event: FeedEvent) => Meaning;
@@ -15,8 +11,7 @@ export class SubscribedWaiting extends Waiting {
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
   #subscribed = false;
-  /** A subscription that could not be set up is not tried again by this wait: it polls on. */
-  #failed = false;
+  #failed = false; // a subscription that could not be set up is not retried by this wait: it polls on
   #grant: FeedEvent | undefined;
 
   /** @param fair whether the waiter has a seat in a fair line; `maxDelay` its safety poll interval, ms. */
@@ -38,11 +33,9 @@ export class SubscribedWaiting extends Waiting {
   }
 
   /**
-   * Subscribes once a try found the lock held, when that costs fewer requests than polling until the
-   * wait ends anyway (the schedule's last try, the timeout, the holder's lease): the subscription,
-   * the next poll (it covers the moments before the subscription was active), a safety poll every
-   * `maxDelay` (a release by 0.2 is not announced), and the try after the wake-up. A fair waiter
-   * subscribes at once: only its own turn wakes it, and the release that hands it the lock says so.
+   * Subscribes if cheaper than polling until the wait ends (last try, timeout, lease): it, the next poll
+   * (for moments before it was active), a safety poll per `maxDelay` (0.2 releases are unannounced) and the
+   * try after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
   override subscribeIfItPays(left: number, span: number, polls: (span: number) => number): boolean {
     if (this.#subscribed || this.#failed || left < 2) return false;
@@ -50,7 +43,7 @@ export class SubscribedWaiting extends Waiting {
     return this.subscribe();
   }
 
-  /** Once the subscription covers a try, a release is announced: only a safety poll every `maxDelay` is left. */
+  /** Once a try is covered, a release is announced: only a safety poll every `maxDelay` is left. */
   override nextTryAt(planned: number, sentAt: number, cap: number): number {
     return this.covers(sentAt) ? Math.min(sentAt + this.#maxDelay, cap) : planned;
   }

@@ -11,22 +11,18 @@ export interface PubSubClient {
   destroy?(): unknown;
 }
 
-/** One duplicated connection in subscriber mode, and the listeners of each channel on it. */
 interface Link {
   readonly client: PubSubClient;
   readonly channels: Map<string, Set<ChannelListener>>;
   readonly connected: Promise<unknown>;
-  /** Waits and subscriptions using the link; it is closed when none is left. */
-  users: number;
-  /** Set once the connection dropped: nothing is sent on it again, and it is never reused. */
-  dead: boolean;
+  users: number; // waits and subscriptions using it: closed when none is left
+  dead: boolean; // the connection dropped: nothing is sent on it again, nor is it reused
 }
 
 /**
- * Subscriptions of one client over a single duplicated connection, opened on first use and closed
- * when its last user leaves, also while still connecting. Listeners are counted per channel, so one
- * wait's end never unsubscribes another's. A connection that drops is closed for good and its
- * listeners hear "ended" (what was published meanwhile is lost): the next wait opens a fresh one.
+ * One duplicated connection in subscriber mode, opened on first use, closed once unused (even mid-connect).
+ * Listeners count per channel, so one wait's end never unsubscribes another's. A dropped connection is closed
+ * for good and its listeners hear "ended" (messages meanwhile are lost): the next wait opens a fresh one.
  */
 export function tcpSubscriber(source: PubSubClient, ioredis: boolean): SubscribeChannel {
   let current: Link | undefined;

@@ -8,8 +8,7 @@ interface UpstashHttp {
   readonly client: { readonly baseUrl: string; readonly headers: Record<string, string> };
 }
 
-/** How long to wait for the server to confirm a subscription before polling without it, in ms. */
-const CONFIRM_WITHIN_MS = 2_000;
+const CONFIRM_WITHIN_MS = 2_000; // ms for the server to confirm a subscription, else poll without it
 
 /** Whether `client` is `@upstash/redis` (or built on it): a REST base URL and headers. */
 export function isUpstashHttp(client: unknown): client is UpstashHttp {
@@ -17,12 +16,7 @@ export function isUpstashHttp(client: unknown): client is UpstashHttp {
   return typeof http?.baseUrl === "string" && typeof http.headers === "object" && http.headers !== null;
 }
 
-/**
- * Subscriptions over Upstash's REST `subscribe` endpoint: one server-sent-events stream per
- * channel (a SUBSCRIBE, billed as one command), read here rather than by the client's
- * `subscribe()`, which cannot tell when a stream ends: a stream that ends or breaks is reported
- * "ended" at once. Stopping aborts the stream and sends nothing.
- */
+/** REST `subscribe` SSE streams (one billed SUBSCRIBE per channel), read directly to see when one ends. */
 export function upstashSubscriber(client: UpstashHttp): SubscribeChannel {
   return (channel, listener, unwanted) =>
     new Promise((resolve, reject) => {
@@ -107,11 +101,7 @@ export function enableUpstashWakeUps(client: UpstashHttp): void {
 
 const ownFeeds = new WeakMap<object, ChannelFeed>();
 
-/**
- * The feed of an `@upstash/redis` client, made once per client whether or not `enableWakeUps`
- * registered it: fair locks and semaphores use it for themselves (their waiters learn of their turn
- * from the release), which turns wake-ups on for no other lock on the client.
- */
+/** An `@upstash/redis` client's own feed for fair locks and semaphores: it wakes no other lock on it. */
 export function upstashFeedOf(client: unknown): ChannelFeed | undefined {
   if (!isUpstashHttp(client)) return undefined;
   let feed = ownFeeds.get(client);
