@@ -14,13 +14,9 @@ import { WORKLOAD } from "./chaos/protocol";
 import { renderScenario, renderSummary } from "./chaos/report";
 import { runScenario, type ScenarioResult } from "./chaos/run";
 import { selectScenarios } from "./chaos/scenarios";
-import { runCli } from "./support/cli";
+import { interruptExitCode, interrupted, runCli } from "./support/cli";
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
-
-/** Aborted on SIGINT or SIGTERM. */
-const interrupt = new AbortController();
-let interruptExitCode = 130;
 
 const span = ([min, max]: readonly [number, number]) => `${min}-${max}`;
 
@@ -50,8 +46,8 @@ async function run(options: ChaosOptions): Promise<number> {
   printHeader(options, scenarios.length);
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
-    if (interrupt.signal.aborted) break;
-    const result = await runScenario(scenario, options.seconds, options.seed, interrupt.signal, (line) =>
+    if (interrupted.aborted) break;
+    const result = await runScenario(scenario, options.seconds, options.seed, interrupted, (line) =>
       say(`${scenario.name}: ${line}`),
     );
     results.push(result);
@@ -67,22 +63,8 @@ async function run(options: ChaosOptions): Promise<number> {
       ? `Clean (seed ${options.seed}): no violation in ${results.length} scenarios.`
       : `FAILED (seed ${options.seed}): ${violations} violations; rerun one with --scenario NAME --seed ${options.seed}.`,
   );
-  if (interrupt.signal.aborted) return interruptExitCode;
+  if (interrupted.aborted) return interruptExitCode();
   return violations === 0 ? 0 : 1;
 }
 
-async function main(): Promise<number> {
-  return runCli<ChaosOptions>({
-    name: "chaos",
-    usage: USAGE,
-    parse: parseOptions,
-    onInterrupt(exitCode) {
-      if (!interrupt.signal.aborted) interruptExitCode = exitCode;
-      interrupt.abort();
-    },
-    run,
-  });
-}
-
-// Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
-main().then((code) => process.exit(code));
+runCli<ChaosOptions>({ name: "chaos", usage: USAGE, parse: parseOptions, run });

@@ -33,7 +33,7 @@ import {
 } from "./demo/summary";
 import { applyEvent, markExited, markInterrupted, newTrack, type TrackGroup } from "./demo/timeline";
 import { liveView, logView, type View } from "./demo/view";
-import { runCli } from "./support/cli";
+import { interruptExitCode, interrupted, runCli } from "./support/cli";
 import { startWorker, type WorkerProcess } from "./support/workers";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
@@ -43,18 +43,13 @@ const WORKER_SCRIPT = new URL("./demo-worker.ts", import.meta.url);
 const out = process.stdout;
 const say = (line = "") => out.write(`${line}\n`);
 
-/** Aborted on the first SIGINT or SIGTERM; later ones change nothing, shutdown is already bounded. */
-const interrupt = new AbortController();
-/** 130 after SIGINT, 143 after SIGTERM, as a shell reports a process those signals killed. */
-let interruptExitCode = 130;
-
 /** Resolves with the promise's value, or with "interrupted" as soon as the demo is interrupted. */
 function unlessInterrupted<T>(promise: Promise<T>): Promise<T | "interrupted"> {
-  if (interrupt.signal.aborted) return Promise.resolve("interrupted");
+  if (interrupted.aborted) return Promise.resolve("interrupted");
   return Promise.race([
     promise,
     new Promise<"interrupted">((resolve) =>
-      interrupt.signal.addEventListener("abort", () => resolve("interrupted"), { once: true }),
+      interrupted.addEventListener("abort", () => resolve("interrupted"), { once: true }),
     ),
   ]);
 }
@@ -247,7 +242,7 @@ async function cleanUpKeys(
 
 function interruptedEarly(): number {
   say("\nInterrupted before the run began.");
-  return interruptExitCode;
+  return interruptExitCode();
 }
 
 /** Runs the demo; `cleanups` collects what must be stopped, in order, whatever happens. */
@@ -316,23 +311,8 @@ async function run(options: DemoOptions, cleanups: Array<() => Promise<unknown>>
       keysClean = (await cleanUpKeys(redis, group.keys, whose, interrupted)) && keysClean;
     }
   }
-  if (interrupted) return interruptExitCode;
+  if (interrupted) return interruptExitCode();
   return clean && keysClean ? 0 : 1;
 }
 
-async function main(): Promise<number> {
-  return runCli<DemoOptions>({
-    name: "demo",
-    usage: USAGE,
-    parse: parseOptions,
-    onInterrupt(exitCode) {
-      // Only record it: the live view owns the terminal until it has drawn its last frame.
-      if (!interrupt.signal.aborted) interruptExitCode = exitCode;
-      interrupt.abort();
-    },
-    run,
-  });
-}
-
-// Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
-main().then((code) => process.exit(code));
+runCli<DemoOptions>({ name: "demo", usage: USAGE, parse: parseOptions, run });

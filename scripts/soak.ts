@@ -30,7 +30,7 @@ import {
   renderTotals,
   type WorkerOutcome,
 } from "./soak/report";
-import { runCli } from "./support/cli";
+import { interruptExitCode, interrupted, runCli } from "./support/cli";
 import { startWorker, type WorkerProcess } from "./support/workers";
 
 /** tsx on two cores compiles each worker in about a second; this only catches a hung start. */
@@ -40,10 +40,6 @@ const WORKER_SCRIPT = new URL("./soak/worker.ts", import.meta.url);
 const FINISH_TIMEOUT_MS = 30_000;
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
-
-/** Aborted on SIGINT or SIGTERM. */
-const interrupt = new AbortController();
-let interruptExitCode = 130;
 
 /** Resolves with the promise's value, or "timeout" after `ms`, or "interrupted" (when interruptible). */
 function awaitWithin<T>(
@@ -57,12 +53,12 @@ function awaitWithin<T>(
     timer = setTimeout(() => resolve("timeout"), ms);
     if (!interruptible) return;
     onInterrupt = () => resolve("interrupted");
-    if (interrupt.signal.aborted) onInterrupt();
-    else interrupt.signal.addEventListener("abort", onInterrupt, { once: true });
+    if (interrupted.aborted) onInterrupt();
+    else interrupted.addEventListener("abort", onInterrupt, { once: true });
   });
   return Promise.race([promise, cutShort]).finally(() => {
     clearTimeout(timer);
-    if (onInterrupt) interrupt.signal.removeEventListener("abort", onInterrupt);
+    if (onInterrupt) interrupted.removeEventListener("abort", onInterrupt);
   });
 }
 
@@ -189,7 +185,7 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
 
   say("  starting workers...");
   const ready = await awaitWithin(Promise.all(lanes.map((lane) => lane.worker.ready)), READY_TIMEOUT_MS);
-  if (ready === "interrupted") return interruptExitCode;
+  if (ready === "interrupted") return interruptExitCode();
   if (ready === "timeout") throw new Error(`workers were not ready within ${READY_TIMEOUT_MS} ms`);
 
   const started = Date.now();
@@ -244,22 +240,8 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
     say("FAILED:");
     for (const problem of problems) say(`  - ${problem}`);
   }
-  if (interrupt.signal.aborted) return interruptExitCode;
+  if (interrupted.aborted) return interruptExitCode();
   return problems.length === 0 ? 0 : 1;
 }
 
-async function main(): Promise<number> {
-  return runCli<SoakOptions>({
-    name: "soak",
-    usage: USAGE,
-    parse: parseOptions,
-    onInterrupt(exitCode) {
-      if (!interrupt.signal.aborted) interruptExitCode = exitCode;
-      interrupt.abort();
-    },
-    run,
-  });
-}
-
-// Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
-main().then((code) => process.exit(code));
+runCli<SoakOptions>({ name: "soak", usage: USAGE, parse: parseOptions, run });

@@ -1,6 +1,21 @@
-// What the demo and the soak share as command-line programs: argument errors, and a main that
-// parses, runs, turns SIGINT/SIGTERM into an abort, and always runs the cleanups.
+// What the demo, the soak, the chaos run and the web demo share as command-line programs: argument
+// errors, and a main that parses, runs, turns SIGINT/SIGTERM into an abort, always runs the cleanups,
+// and exits.
 import { constants } from "node:os";
+
+const interruption = new AbortController();
+let exitCodeOfInterrupt = 130;
+
+/**
+ * Aborted on the first SIGINT or SIGTERM a program of {@link runCli} receives; later ones change
+ * nothing (shutdown is already bounded).
+ */
+export const interrupted: AbortSignal = interruption.signal;
+
+/** 130 after SIGINT, 143 after SIGTERM, as a shell reports a process those signals killed. */
+export function interruptExitCode(): number {
+  return exitCodeOfInterrupt;
+}
 
 /** Bad arguments: the program prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -14,14 +29,20 @@ export interface CliProgram<Options> {
   readonly usage: string;
   /** @returns the options, or "help"; throws UsageError on bad arguments. */
   parse(argv: string[]): Options | "help";
-  /** Called on SIGINT or SIGTERM with the exit code they call for (128 + the signal number). */
-  onInterrupt(exitCode: number): void;
-  /** Does the work; pushes what must be undone on the way out onto `cleanups`. */
+  /**
+   * Does the work, ending early once {@link interrupted} aborts; pushes what must be undone on the
+   * way out onto `cleanups`; resolves with the exit code.
+   */
   run(options: Options, cleanups: Array<() => Promise<unknown>>): Promise<number>;
 }
 
-/** Runs `program` with the process's arguments and resolves with its exit code. */
-export async function runCli<Options>(program: CliProgram<Options>): Promise<number> {
+/** Runs `program` with the process's arguments, then exits with its code. */
+export function runCli<Options>(program: CliProgram<Options>): void {
+  // Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
+  void exitCodeOf(program).then((code) => process.exit(code));
+}
+
+async function exitCodeOf<Options>(program: CliProgram<Options>): Promise<number> {
   let options: Options | "help";
   try {
     options = program.parse(process.argv.slice(2));
@@ -35,7 +56,11 @@ export async function runCli<Options>(program: CliProgram<Options>): Promise<num
     return 0;
   }
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => program.onInterrupt(128 + constants.signals[signal]));
+    process.on(signal, () => {
+      if (interrupted.aborted) return;
+      exitCodeOfInterrupt = 128 + constants.signals[signal];
+      interruption.abort();
+    });
   }
   const cleanups: Array<() => Promise<unknown>> = [];
   try {

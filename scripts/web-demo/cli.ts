@@ -2,7 +2,7 @@
 // page's server, prints the page's URL, and serves until SIGINT or SIGTERM; then it stops all three
 // and exits 0.
 
-import { runCli, UsageError } from "../support/cli";
+import { interrupted, runCli, UsageError } from "../support/cli";
 import { integerIn } from "../support/options";
 import { startWebDemo } from "./server";
 
@@ -16,31 +16,20 @@ function parse(argv: string[]): { port: number } | "help" {
   return { port: integerIn("port", value ?? "", 0, [0, 65_535]) };
 }
 
-let interrupted: () => void = () => {};
-const interrupt = new Promise<void>((resolve) => {
-  interrupted = resolve;
+runCli({
+  name: "demo:web",
+  usage: USAGE,
+  parse,
+  async run(options, cleanups) {
+    process.stderr.write("demo:web: starting a redis-server and the local Upstash REST proxy...\n");
+    const demo = await startWebDemo(options);
+    cleanups.push(async () => {
+      await demo.stop();
+      process.stderr.write("demo:web: stopped the page, the proxy and the redis-server.\n");
+    });
+    process.stderr.write(`demo:web: proxy ${demo.stack.url} (redis-server ${demo.stack.redisUrl})\n`);
+    process.stdout.write(`Web demo: ${demo.url}  (Ctrl-C to stop)\n`);
+    await new Promise((resolve) => interrupted.addEventListener("abort", resolve, { once: true }));
+    return 0;
+  },
 });
-
-async function main(): Promise<number> {
-  return runCli({
-    name: "demo:web",
-    usage: USAGE,
-    parse,
-    onInterrupt: () => interrupted(),
-    async run(options, cleanups) {
-      process.stderr.write("demo:web: starting a redis-server and the local Upstash REST proxy...\n");
-      const demo = await startWebDemo(options);
-      cleanups.push(async () => {
-        await demo.stop();
-        process.stderr.write("demo:web: stopped the page, the proxy and the redis-server.\n");
-      });
-      process.stderr.write(`demo:web: proxy ${demo.stack.url} (redis-server ${demo.stack.redisUrl})\n`);
-      process.stdout.write(`Web demo: ${demo.url}  (Ctrl-C to stop)\n`);
-      await interrupt;
-      return 0;
-    },
-  });
-}
-
-// Exit explicitly: idle HTTP keep-alive sockets would otherwise hold the process for seconds.
-main().then((code) => process.exit(code));
