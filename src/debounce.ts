@@ -22,7 +22,10 @@ export class Debounce<Args extends unknown[] = unknown[]> {
   readonly #wait: number;
   readonly #callback: (...args: Args) => unknown;
 
-  /** Sends nothing to Redis. @throws {TypeError | RangeError} when an option is missing or out of range. */
+  /**
+   * Checks the options and creates the debouncer; sends nothing to Redis.
+   * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
+   */
   constructor(config: DebounceConfig<Args>) {
     check("options", config, "object", true);
     check("id", config.id, "id", true);

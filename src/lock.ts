@@ -31,7 +31,10 @@ export class Lock implements AsyncDisposable {
   #turn: Turn | undefined;
   #notHeld: AbortSignal | undefined;
 
-  /** Sends nothing. @throws {TypeError | RangeError} when an option is missing or out of range, naming it. */
+  /**
+   * Checks the options and creates the lock; sends nothing to Redis.
+   * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
+   */
   constructor(config: LockCreateConfig) {
     const { fair, make } = this.storeKind();
     this.#owner = openOwner(config, fair, make);

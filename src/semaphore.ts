@@ -10,7 +10,8 @@ import { check } from "./validate";
 
 /**
  * Up to `limit` holders at once across processes; a dead holder's permit frees itself when its lease runs
- * out. One instance serves any number of concurrent callers, each with its own {@link Lease}: share one.
+ * out. One instance serves any number of concurrent callers, each with its own {@link Lease}: keep one
+ * module-level Semaphore and acquire from every request.
  * @example
  * const paidApi = new Semaphore({ id: "paid-api", redis: Redis.fromEnv(), limit: 5 }); // 5 calls at once
  * const answer = await paidApi.runExclusive(() => callPaidApi(), { timeout: 10_000 });
@@ -20,7 +21,10 @@ export class Semaphore {
   readonly limit: number;
   readonly #owner: Owner;
 
-  /** Sends nothing. @throws {TypeError | RangeError} when an option is missing or out of range, naming it. */
+  /**
+   * Checks the options and creates the semaphore; sends nothing to Redis.
+   * @throws {TypeError | RangeError} when an option is missing or out of range, naming it.
+   */
   constructor(config: SemaphoreCreateConfig) {
     check("options", config, "object", true);
     const { limit } = config;
