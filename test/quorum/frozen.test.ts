@@ -2,41 +2,20 @@
 // pause, a black-holed network, a client queueing commands while it reconnects) must not hold up
 // the others: every round settles as soon as a majority decided it, and each member is waited for
 // a fraction of the lease at most.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Lock, type QuorumSpec, quorum } from "../../src/index";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { uniqueId } from "../support/redis";
+import { useMembers } from "./support/members";
 
 /** The ioredis options these tests vary. */
 type ClientOptions = { commandTimeout?: number };
 
-let servers: RedisServerHandle[] = [];
-const clients: IoRedis[] = [];
-
-beforeAll(async () => {
-  servers = await Promise.all(Array.from({ length: 5 }, () => startRedisServer()));
-}, 60_000);
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await Promise.all(servers.map((server) => server.stop()));
-});
-
-afterEach(() => {
-  for (const server of servers) server.thaw();
-});
+const members = useMembers();
+const servers = () => members.servers();
 
 /** A quorum of the first `size` servers, through fresh ioredis clients. */
 function connect(size: number, options: ClientOptions): QuorumSpec {
-  const connected = servers.slice(0, size).map((server) => {
-    const client = new IoRedis(server.port, "127.0.0.1", options);
-    // Timeouts and reconnects are expected here; an error listener keeps them from being thrown.
-    client.on("error", () => {});
-    return client;
-  });
-  clients.push(...connected);
-  return quorum(connected);
+  return quorum(members.connect(size, options));
 }
 
 /** How long `work` took, in milliseconds, and what it returned. */
@@ -64,7 +43,7 @@ describe.each(setups)("a quorum of $size with $frozen member(s) frozen", ({ size
       const warm = new Lock({ id: `${id}:warm`, redis });
       expect(await warm.acquire()).toBe(true);
       expect(await warm.release()).toBe(true);
-      for (const server of servers.slice(size - frozen, size)) server.freeze();
+      for (const server of servers().slice(size - frozen, size)) server.freeze();
 
       // A 600 ms lease: each member is waited for 200 ms at most, and the live majority answers
       // in a few; renewals every 200 ms must land well inside the lease.
@@ -103,7 +82,7 @@ describe.each(setups)("a quorum of $size with $frozen member(s) frozen", ({ size
       expect(await lock.acquire()).toBe(true);
       expect(await lock.release()).toBe(true);
       // Freeze a majority: no decision without the frozen members, so each round waits for them.
-      for (const server of servers.slice(0, frozen + 1)) server.freeze();
+      for (const server of servers().slice(0, frozen + 1)) server.freeze();
       const attempt = await timed(() =>
         lock.acquire({ lease: 300, retry: { attempts: 1 } }).catch(() => false),
       );

@@ -1,36 +1,15 @@
 // Late replies on a quorum (issue 15, items 1 and 3, and two chaos findings): the clean-up of a late grant undoes only its own
 // request, and a member is released after its grant, however late that grant lands.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Redis as IoRedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Lease, Lock, quorum, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { uniqueId } from "../support/redis";
+import { useMembers } from "./support/members";
 
-let servers: RedisServerHandle[] = [];
-const clients: IoRedis[] = [];
+const members = useMembers();
+const connect = (count: number): IoRedis[] => members.connect(count);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-beforeAll(async () => {
-  servers = await Promise.all(Array.from({ length: 5 }, () => startRedisServer()));
-}, 60_000);
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await Promise.all(servers.map((server) => server.stop()));
-});
-afterEach(() => {
-  for (const server of servers) server.thaw();
-});
-
-function connect(count: number): IoRedis[] {
-  const made = servers.slice(0, count).map((server) => {
-    const client = new IoRedis(server.port, "127.0.0.1");
-    client.on("error", () => {});
-    return client;
-  });
-  clients.push(...made);
-  return made;
-}
 
 describe("quorum: a late grant's clean-up", () => {
   it("does not delete the grant a later round of the same acquisition made on that instance", async () => {
@@ -42,7 +21,7 @@ describe("quorum: a late grant's clean-up", () => {
     expect(await warm.release()).toBe(true);
     await r0.set(id, "other-a", "PX", 10_000);
     await r1.set(id, "other-b", "PX", 10_000);
-    servers[2]?.freeze();
+    members.servers()[2]?.freeze();
     const uuid = crypto.randomUUID();
     const lock = new Lock({ id, redis: quorum(redis), lease: 3_000 });
     const acquiring = lock.acquire({ uuid, timeout: 2_500 });
@@ -50,7 +29,7 @@ describe("quorum: a late grant's clean-up", () => {
     await pause(40);
     await r0.del(id);
     await pause(260);
-    servers[2]?.thaw();
+    members.servers()[2]?.thaw();
     expect(await acquiring).toBe(true);
     await lock.pending;
     await pause(100);
@@ -189,13 +168,13 @@ describe("quorum semaphore: a round that failed on a majority", () => {
     // The rounds start at permit 2 (a random permit; 0.99 picks the last). r0 is frozen: round 2
     // fails on r1 and r2, round 1 succeeds on them; thawed, r0 runs both takes, then round 2's undo.
     const random = vi.spyOn(Math, "random").mockReturnValue(0.99);
-    servers[0]?.freeze();
+    members.servers()[0]?.freeze();
     let lease: Lease | undefined;
     try {
       lease = await semaphore.acquire();
     } finally {
       random.mockRestore();
-      servers[0]?.thaw();
+      members.servers()[0]?.thaw();
     }
     expect(lease).toBeDefined();
     await semaphore.pending;
