@@ -216,7 +216,7 @@ async function run(options: SoakOptions, cleanups: Array<() => Promise<unknown>>
   for (const line of renderTotals(outcomes, overlaps)) say(`  ${line}`);
   const pendingTimers = renderPendingTimers(outcomes);
   if (pendingTimers.length > 0) {
-    say("  library timers still pending when the workers reported (they delay the exit):");
+    say("  library timers still pending when the workers reported (an unref'd one never delays the exit):");
     for (const line of pendingTimers) say(`    ${line}`);
   }
 

@@ -33,16 +33,21 @@ const report: WorkerReport = {
   errors: [],
 };
 
-// Timers the library started and that neither fired nor were cleared yet, by the library file that
-// started them: at the end of the run there should be none.
+// Timers the library started and that neither fired nor were cleared yet, by where the library
+// asked for them (the first library frame outside clock.ts, which only wraps setTimeout): at the end
+// of the run there should be none that keeps the process alive.
 const LIBRARY_DIR = fileURLToPath(new URL("../../src/", import.meta.url));
-const libraryTimers = new Map<number, string>();
+const libraryTimers = new Map<number, { site: string; timer: { hasRef?: () => boolean } }>();
 Error.stackTraceLimit = 30;
 createHook({
-  init(asyncId, type) {
+  init(asyncId, type, _trigger, resource) {
     if (type !== "Timeout") return;
-    const frame = new Error().stack?.split("\n").find((line) => line.includes(LIBRARY_DIR));
-    if (frame) libraryTimers.set(asyncId, frame.slice(frame.indexOf(LIBRARY_DIR) + LIBRARY_DIR.length));
+    const frames = (new Error().stack ?? "").split("\n").filter((line) => line.includes(LIBRARY_DIR));
+    const frame = frames.find((line) => !line.includes(`${LIBRARY_DIR}clock.ts`)) ?? frames[0];
+    if (frame) {
+      const site = frame.slice(frame.indexOf(LIBRARY_DIR) + LIBRARY_DIR.length).replace(/\)$/, "");
+      libraryTimers.set(asyncId, { site, timer: resource as { hasRef?: () => boolean } });
+    }
   },
   destroy(asyncId) {
     libraryTimers.delete(asyncId);
@@ -242,7 +247,9 @@ try {
 // Destroy hooks of cleared timers run a turn of the event loop later: let them, then look.
 await new Promise((resolve) => setImmediate(resolve));
 await new Promise((resolve) => setImmediate(resolve));
-report.pendingLibraryTimers = [...libraryTimers.values()];
+report.pendingLibraryTimers = [...libraryTimers.values()].map(
+  ({ site, timer }) => `${site}${timer.hasRef?.() === false ? " (unref'd)" : " (keeps the process alive)"}`,
+);
 report.heapUsedBytes.end = heapUsed();
 write(report);
 // No process.exit: the worker must end on its own. A timer or socket left behind would keep it
