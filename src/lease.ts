@@ -59,6 +59,10 @@ export class Lease implements AsyncDisposable {
   #ended = false;
   /** Known gone from Redis: released, or taken by another owner. Later calls send nothing. */
   #gone = false;
+  /** Handed its hold to a newer lease of its token (see `retire`): its release must not end that one's. */
+  #retired = false;
+  /** Leases of this token that handed their hold to this one: they are lost when this one's hold ends. */
+  #followers: (() => void)[] = [];
   #lossReason: LockLossReason | undefined;
   /** Created when first asked for: most leases are released without anyone reading a signal. */
   #controller: AbortController | undefined;
@@ -133,7 +137,7 @@ export class Lease implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
-    if (this.#gone) return false;
+    if (this.#gone || this.#retired) return false;
     this.#end();
     const { store, token, lease, permit } = this.#c;
     const request = store.release(token, lease, permit);
@@ -184,9 +188,16 @@ export class Lease implements AsyncDisposable {
     return this.active && this.#c.token === token;
   }
 
-  /** @internal Ends this lease here without a request and without reporting a loss: a newer one took over. */
-  retire(): void {
+  /**
+   * @internal Hands this lease's hold to `successor`, a newer lease of the same token on this instance: this
+   * one ends here without a request and without a loss, its `release()` sends nothing (it would end the
+   * successor's hold), and it is reported lost ("taken") once the successor's hold ends, by release or loss.
+   */
+  retire(successor: Lease): void {
+    this.#retired = true;
+    const followers = this.#followers.splice(0);
     this.#end();
+    successor.#followers.push(...followers, () => this.#reportLoss("taken"));
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */
@@ -196,10 +207,17 @@ export class Lease implements AsyncDisposable {
 
   /** @internal Ends this lease as lost (a released one is never reported lost). */
   lose(reason: LockLossReason): void {
+    // A token never confirmed here (seeded, not yet acquired elsewhere) may hold later: ask again then.
+    if (!this.#confirmed) return;
     if (reason === "taken") this.#gone = true;
-    if (this.#ended || !this.#confirmed) return;
-    this.#lossReason = reason;
+    if (this.#ended) return;
     this.#end();
+    this.#reportLoss(reason);
+  }
+
+  #reportLoss(reason: LockLossReason): void {
+    if (this.#lossReason !== undefined) return;
+    this.#lossReason = reason;
     const error = this.#lossError(reason);
     this.#controller?.abort(error);
     try {
@@ -281,6 +299,7 @@ export class Lease implements AsyncDisposable {
     this.#cancelDeadline?.();
     this.#cancelRenewal?.();
     this.#c.onEnd?.();
+    for (const follower of this.#followers.splice(0)) follower();
   }
 }
 

@@ -160,7 +160,7 @@ export class Lock implements AsyncDisposable {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
-    // Same token again (a re-send, a hand-back): same holder, no wait; the old lease ends without a loss.
+    // Same token again (a re-send, a hand-back): same holder, no wait; the old lease hands its hold over.
     const again = this.#lease?.holdsWith(token) ? this.#lease : undefined;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
@@ -178,13 +178,14 @@ export class Lock implements AsyncDisposable {
     }
     if (!outcome.acquired) {
       mine?.end();
+      // The same token found another holder: Redis no longer holds it for the lease this instance has.
+      if (again && outcome.reason !== "redis-error") again.lose("taken");
       return outcome;
     }
-    if (again) {
-      again.retire();
-      mine = this.#newTurn();
-    }
-    this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+    if (again) mine = this.#newTurn();
+    const lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+    again?.retire(lease);
+    this.#lease = lease;
     return outcome;
   }
 

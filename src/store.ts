@@ -42,6 +42,8 @@ export interface TakeRequest {
   readonly nonce: string;
   /** Milliseconds the lease lasts. */
   readonly lease: number;
+  /** Whether the acquisition drew the token itself (rather than taking a `uuid`): see {@link LockStore.undo}. */
+  readonly drawn: boolean;
   readonly fencing: FencingPlan;
   /** Fair stores: the waiter's entry in the line. */
   readonly queue?: QueueTicket | undefined;
@@ -86,8 +88,18 @@ export interface LockStore {
   /** The lock's announcements, when the client has wake-ups (see `enableWakeUps`). */
   events(): LockEvents | undefined;
   take(request: TakeRequest): Promise<Take>;
-  /** Releases what try `nonce` took (`permit` if known), unless a later request changed it. Never rejects. */
-  undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
+  /**
+   * Releases what try `nonce` took (`permit` if known), unless a later request changed it; a hold the try
+   * only confirmed (its token held already) only when `drawn`: the acquisition drew the token, so no other
+   * lease can hold it. Never rejects.
+   */
+  undo(
+    token: string,
+    nonce: string,
+    lease: number,
+    permit: number | undefined,
+    drawn: boolean,
+  ): Promise<void>;
   release(token: string, lease: number, permit?: number): Promise<boolean>;
   /** Adds `amount` ms to the lease (0 only checks). */
   extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;

@@ -47,8 +47,8 @@ end
 /**
  * Takes a permit for a token: one it holds already (a re-run, or a release's grant), else the first free one
  * if it is this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line,
- * unless on its last try. As in {@link takeLock}, a held lease only grows and a late try leaves the receipt
- * to newer requests. A places counter deleted by hand restarts after the line's tail; the line's keys outlive
+ * unless on its last try. As in {@link takeLock}, a held lease only grows, a late try leaves the receipt
+ * to newer requests, and a try that finds its token holding names itself `<id>+`. A places counter deleted by hand restarts after the line's tail; the line's keys outlive
  * each entry by a minute (a clock margin): places never repeat while anyone is in line, and nothing stays.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
@@ -124,8 +124,10 @@ elseif redis.call("PTTL", KEYS[slot]) < tonumber(ARGV[3]) then
   redis.call("PEXPIRE", KEYS[slot], ARGV[3])
 end
 local named = redis.call("HGET", receipts, slot - 5)
-if slot ~= mine or (named and order(ARGV[2]) > order(named)) then
+if slot ~= mine then
   redis.call("HSET", receipts, slot - 5, ARGV[2])
+elseif named and order(ARGV[2]) > order(named) then
+  redis.call("HSET", receipts, slot - 5, ARGV[2] .. "+")
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
@@ -150,9 +152,11 @@ return {1, slot - 5, fence}
  * Frees the permit a token holds and announces it. Fair: first hands it, for its grant, to the waiter it
  * entitles (the k-th in line when k permits are free), who holds without a request of its own; announced to
  * it alone as "granted:<its id in line>:<place>:<grant ms>:<permit>". Also undoes an abandoned try (ARGV[3]
- * "1": only the permit whose receipt is ARGV[2]) and lets a waiter leave (ARGV[6]; frees a permit handed it).
+ * "1": only the permit whose receipt is ARGV[2], or ARGV[2] + "+" when ARGV[8] is "1", as in {@link releaseLock})
+ * and lets a waiter leave (ARGV[6]; frees a permit handed it).
  * ARGV[1]  token; ARGV[2] call id, or the receipt to match; ARGV[3] "1" to match it; ARGV[4] the channel's
- *          key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms
+ *          key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
+ *          ARGV[8] "1" when the token is the undoing acquisition's own
  * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.
  */
 export const releasePermit = defineScript(
@@ -160,6 +164,9 @@ export const releasePermit = defineScript(
   ORDER,
   COMMON,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
+local function names(receipt)
+  return receipt == id or (ARGV[8] == "1" and receipt == id .. "+")
+end
 if ARGV[6] ~= "" then
   dequeue(ARGV[6])
 end
@@ -171,7 +178,7 @@ for i = 6, #KEYS do
   local value = redis.call("GET", KEYS[i])
   if not value then
     frees = frees + 1
-  elseif value == token and not held and (not matching or redis.call("HGET", receipts, i - 5) == id) then
+  elseif value == token and not held and (not matching or names(redis.call("HGET", receipts, i - 5))) then
     held = i
   end
 end

@@ -39,7 +39,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       ...permits,
     ];
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "") =>
+    const release = (token: string, id: string, matching: boolean, leaving = "", drawn = false) =>
       runScript(target, "release", releasePermit, keys, [
         token,
         id,
@@ -48,6 +48,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         flag,
         leaving,
         Date.now(),
+        drawn ? "1" : "0",
       ]);
     const store: LockStore = {
       seat: fair ? takeSeat : undefined,
@@ -81,8 +82,8 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
-      async undo(token, nonce) {
-        await release(token, nonce, true).catch(() => undefined);
+      async undo(token, nonce, _lease, _permit, drawn) {
+        await release(token, nonce, true, "", drawn).catch(() => undefined);
       },
       async leave(member) {
         await release(tokenOf(member), member, true, member).catch(() => undefined);

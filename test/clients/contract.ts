@@ -144,7 +144,9 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   const take = (token: string, nonce: string) => run(takeLock, keys.taking, [token, rid(nonce), LEASE_MS]);
   const release = (token: string, callId: string) =>
     run(releaseLock, keys.releasing, [token, rid(callId), "0"]);
-  const undo = (token: string, nonce: string) => run(releaseLock, keys.releasing, [token, rid(nonce), "1"]);
+  /** `store.undo`; `drawn` as for a token the acquisition drew itself (the default) or was given. */
+  const undo = (token: string, nonce: string, drawn = true) =>
+    run(releaseLock, keys.releasing, [token, rid(nonce), "1", drawn ? "1" : "0"]);
   const extend = (token: string, callId: string, ms: number) =>
     run(extendLock, keys.extending, [token, rid(callId), ms]);
   const renew = (token: string, lease: number) => run(renewLock, keys.renewing, [token, lease]);
@@ -225,9 +227,16 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expectJustSet((await lives())[1] as number, extendedTo as number);
   expect(await undo("owner", "t6")).toBe(0);
   expect(await status("owner")).toEqual([1, expect.any(Number)]);
-  // Without an extend, the undo of the last try frees the lock.
+  // Without an extend, the undo of the last try frees the lock; a try that only found its token holding
+  // (it took nothing) does so only for a token its acquisition drew: a token passed in may be another
+  // lease's, which keeps it. A try that took the lock is undone either way.
   expect(await take("owner", "t7")).toEqual([1]);
+  expect(await undo("owner", "t7", false)).toBe(0);
+  expect(await status("owner")).toEqual([1, expect.any(Number)]);
   expect(await undo("owner", "t7")).toBe(1);
+  expect(await status("owner")).toEqual([0, -2]);
+  expect(await take("owner", "t7b")).toEqual([1]);
+  expect(await undo("owner", "t7b", false)).toBe(1);
   expect(await status("owner")).toEqual([0, -2]);
   // A late try (an older id, sent before) that lands after the grant expired (renewals kept the
   // lock past it) cannot name itself either: its undo leaves the lock to the newer try.
@@ -375,16 +384,25 @@ function permitRequests(run: Run, base: string, keys: string[]) {
     ]);
   };
   /** The release script with the receipt `id` as given (a waiter's name, when it leaves). */
-  const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
-    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now()]);
-  const release = (token: string, name: string, options: { matching?: boolean } = {}) =>
+  const releaseAs = (token: string, id: string, { matching = false, leaving = "", drawn = false } = {}) =>
+    run(releasePermit, keys, [
+      token,
+      id,
+      matching ? "1" : "0",
+      base,
+      "1",
+      leaving,
+      Date.now(),
+      drawn ? "1" : "0",
+    ]);
+  const release = (token: string, name: string, options: { matching?: boolean; drawn?: boolean } = {}) =>
     releaseAs(token, rid(name), options);
   return {
     member,
     take,
     release,
-    /** `store.undo`: frees only the permit whose receipt is still this try. */
-    undo: (token: string, nonce: string) => release(token, nonce, { matching: true }),
+    /** `store.undo`: frees only the permit whose receipt is still this try (`drawn`: see the lock's undo). */
+    undo: (token: string, nonce: string, drawn = true) => release(token, nonce, { matching: true, drawn }),
     /** `store.leave`: the waiter leaves the line, and frees a permit a release handed it. */
     leave: (token: string) => releaseAs(token, member(token), { matching: true, leaving: member(token) }),
     extend: (token: string, callId: string, ms: number, permit = 0) =>
@@ -511,6 +529,10 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await undo("f", "u2")).toBe(0);
   expect(await extend("f", "e3", 1_000)).toEqual([1, expect.any(Number)]);
   expect(await undo("f", "u3")).toBe(0);
+  expect(await status("f")).toEqual([1, expect.any(Number), 1]);
+  // A try that only found its token holding is undone only for a drawn token, as the lock's.
+  expect(await take("f", { nonce: "u3b" })).toEqual([1, 1]);
+  expect(await undo("f", "u3b", false)).toBe(0);
   expect(await status("f")).toEqual([1, expect.any(Number), 1]);
   // A late try (an older id) that lands after the receipts expired (renewals kept the permit past
   // them) cannot name itself either: its undo leaves the permit to the newer try.

@@ -1,0 +1,140 @@
+// A uuid that holds already, acquired again (review of 2026-12-01): a try that finds its own token
+// holding took nothing, so undoing it when it fails must leave the hold to the lease that has it, in this
+// instance or in another process. Two leases of one uuid on one Lock are one hold: the earlier one's
+// release leaves it to the later one, and learns when the later one's hold ends.
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock, Semaphore } from "../../src/index";
+import { newRedis, uniqueId } from "../support/redis";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+
+const wire = useWire(sharedEndpoint);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each([
+  ["Lock", Lock],
+  ["FairLock", FairLock],
+])("%s: acquire({ uuid }) with the uuid it holds, failing", (_name, Kind) => {
+  it("by timeout while its request is slow: the held lease stays held, in Redis too", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("held-uuid-timeout");
+    const uuid = crypto.randomUUID();
+    const lock = new Kind({ id, redis: faulty, lease: 10_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    passThrough.faults.delayNext(1, 400);
+    await expect(lock.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    await pause(600); // the slow try lands, and its undo runs
+    await lock.pending;
+    expect(await direct.get(id)).toBe(uuid);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await new Lock({ id, redis: direct, retry: { attempts: 1 } }).acquire()).toBe(false);
+    expect(await lock.release()).toBe(true);
+  });
+});
+
+describe.each([
+  ["Lock", (id: string, redis: ReturnType<typeof newRedis>) => new Lock({ id, redis, lease: 10_000 })],
+  ["Semaphore", (id: string, redis: ReturnType<typeof newRedis>) => new Semaphore({ id, redis, limit: 2 })],
+])("%s: another process's timed-out acquire({ uuid }) of a uuid that holds", (_name, make) => {
+  it("leaves the first process's hold in Redis", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("held-uuid-elsewhere");
+    const uuid = crypto.randomUUID();
+    const first = make(id, direct);
+    expect(await first.acquire({ uuid })).toBeTruthy();
+    const second = make(id, faulty);
+    passThrough.faults.delayNext(1, 400);
+    await expect(second.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    await pause(600);
+    await second.pending;
+    const held = await direct.keys(`*${id}*`);
+    const values = await Promise.all(held.map((key) => direct.get(key).catch(() => null)));
+    expect(values.filter((value) => value === uuid)).toHaveLength(1);
+  });
+});
+
+describe("two leases of one uuid on one Lock", () => {
+  it("the earlier one's release leaves the hold to the later one", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-two-leases");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis, lease: 10_000 });
+    let finishLater!: () => void;
+    let earlierDone!: () => void;
+    const earlierFinished = new Promise<void>((resolve) => {
+      earlierDone = resolve;
+    });
+    const earlier = lock.runExclusive(() => earlierFinished, { uuid });
+    await pause(50);
+    const later = lock.runExclusive(
+      (signal) =>
+        new Promise<boolean>((resolve) => {
+          finishLater = () => resolve(signal.aborted);
+        }),
+      { uuid },
+    );
+    await pause(50);
+    earlierDone();
+    await earlier;
+    // The later one still works: the key is still its, and nobody else gets in.
+    expect(await redis.get(id)).toBe(uuid);
+    expect(await new Lock({ id, redis, retry: { attempts: 1 } }).acquire()).toBe(false);
+    finishLater();
+    expect(await later).toBe(false);
+    expect(await redis.exists(id)).toBe(0);
+  });
+
+  it("the earlier one learns (its signal aborts, onLost runs) when the later one releases", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-follow");
+    const uuid = crypto.randomUUID();
+    const lost: string[] = [];
+    const lock = new Lock({ id, redis, lease: 10_000, onLost: (error) => lost.push(error.reason) });
+    let earlierSignal: AbortSignal | undefined;
+    let finishEarlier!: () => void;
+    const earlier = lock.runExclusive(
+      (signal) =>
+        new Promise<void>((resolve) => {
+          earlierSignal = signal;
+          finishEarlier = resolve;
+        }),
+      { uuid },
+    );
+    await pause(50);
+    await lock.runExclusive(async () => {}, { uuid });
+    expect(await redis.exists(id)).toBe(0);
+    expect(earlierSignal?.aborted).toBe(true);
+    expect(lost).toEqual(["taken"]);
+    finishEarlier();
+    await earlier;
+  });
+
+  it("a same-uuid acquire that finds another holder reports the held lease lost", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-overwritten");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis, lease: 10_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    const signal = lock.signal;
+    await redis.set(id, "someone-else", { px: 10_000 });
+    expect(await lock.acquire({ uuid, retry: { attempts: 1 } })).toBe(false);
+    expect(signal.aborted).toBe(true);
+    expect(lock.remainingMs).toBe(0);
+    await redis.del(id);
+  });
+});
+
+describe("a Lock seeded with a uuid before the owner acquired it", () => {
+  it("asks Redis again after a FREE, and then sees the owner's hold", async () => {
+    const redis = newRedis();
+    const id = uniqueId("seeded-early");
+    const uuid = crypto.randomUUID();
+    const worker = new Lock({ id, redis, uuid });
+    expect(await worker.getStatus()).toBe("FREE");
+    const owner = new Lock({ id, redis, lease: 10_000 });
+    expect(await owner.acquire({ uuid })).toBe(true);
+    expect(await worker.getStatus()).toBe("ACQUIRED");
+    expect(await worker.extend(1_000)).toBe(true);
+    expect(await worker.release()).toBe(true);
+    expect(await redis.exists(id)).toBe(0);
+  });
+});
