@@ -63,13 +63,23 @@ export async function acquire({
   const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
   const seat = store.seat?.(token, plan);
   // Unfair: a release wakes at once until the wait hears someone take the lock; then only within the retry
-  // window (the releaser may retake it, other waiters heard it too), and an acquisition cancels the wake.
+  // window (the releaser may retake it, other waiters heard it too). An acquisition cancels the wake once
+  // it took the last permit a release heard since the last try freed (a semaphore's releases add up).
   let turnedOver = false;
+  let freed = 0;
   const meaning = (event: FeedEvent): Meaning => {
     const fair = seat?.meaning(event);
     if (fair) return fair;
-    if (event === "released") return turnedOver ? "soon" : "now";
+    if (event === "released") {
+      freed += 1;
+      return turnedOver ? "soon" : "now";
+    }
     turnedOver = true;
+    if (freed > 1) {
+      freed -= 1;
+      return "ignore";
+    }
+    freed = 0;
     return "cancel";
   };
   const waiting =
@@ -156,6 +166,7 @@ export async function acquire({
       tries += 1;
       spent += 1;
       waiting.reset();
+      freed = 0;
       const sentAt = monotonicNow();
       const result = await tryOnce();
       const now = monotonicNow();

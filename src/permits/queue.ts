@@ -29,9 +29,11 @@ export function takeSeat(token: string, plan: AcquirePlan): Seat {
       } else if (take === undefined) this.queued = true;
       else this.queued = false;
     },
-    // Only a grant to this waiter wakes it; or, first in line, an unfair release (0.2's, or a plain Lock's).
+    // A grant to this waiter wakes it at once. So does an unfair release (0.2's, a plain Lock's, or one that
+    // found fewer waiters than free permits) when it is first in line; further back, it tries within the
+    // retry window: the waiters ahead may have left the line, which announces nothing.
     meaning: (event: FeedEvent) =>
-      event === "released" ? (ahead === 0 ? "now" : "ignore") : event.startsWith(named) ? "grant" : "ignore",
+      event === "released" ? (ahead === 0 ? "now" : "soon") : event.startsWith(named) ? "grant" : "ignore",
     // A release granted the lock to this waiter: it holds from its last refused try, which Redis ran before
     // the release (a later one would have got the lock), so the deadline can only be early. The grant must
     // name that try's place (a late one may be for an earlier stay) and leave at least half itself.

@@ -1,0 +1,79 @@
+// Wake-ups that used to be missed (review of 2026-12-01), each then waited for its next safety poll
+// (4 s away here): a semaphore waiter whose wake an acquisition cancelled while another freed permit
+// stayed free, and a fair waiter that ignored an unfair release because the waiters it knew to be ahead
+// had left the line, which announces nothing. Each must be woken by the release instead.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enableWakeUps, FairLock, Lock, Semaphore } from "../../src/index";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { uniqueId } from "../support/redis";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as const;
+/** Well below the 4 s safety poll, and far above a wake-up's few ms on a loaded machine. */
+const WOKEN_WITHIN_MS = 2_000;
+
+let server: RedisServerHandle;
+let redis: IoRedis;
+let waiterRedis: IoRedis;
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new IoRedis(server.port, "127.0.0.1");
+  waiterRedis = new IoRedis(server.port, "127.0.0.1");
+  enableWakeUps(waiterRedis);
+});
+afterAll(async () => {
+  redis.disconnect();
+  waiterRedis.disconnect();
+  await server.stop();
+});
+
+describe("a semaphore waiter with wake-ups", () => {
+  it("two releases then one acquisition: it takes the permit still free", async () => {
+    const id = uniqueId("missed-semaphore");
+    const holders = new Semaphore({ id, redis, limit: 2, lease: 20_000, retry: { attempts: 1 } });
+    const waiter = new Semaphore({ id, redis: waiterRedis, limit: 2, lease: 20_000, ...LONG_WAIT });
+    const first = await holders.acquire();
+    const second = await holders.acquire();
+    const waiting = waiter.acquire();
+    await pause(600); // subscribed, and covered by the subscription
+    // It hears the lock change hands once: a release, taken straight back.
+    const released = first?.release();
+    const retaken = await holders.acquire();
+    await released;
+    await pause(600);
+    // Two releases, then one acquisition by someone else: one permit stays free.
+    await Promise.all([second?.release(), retaken?.release()]);
+    const releasedAt = performance.now();
+    const other = await holders.acquire();
+    expect(other).toBeDefined();
+    const lease = await waiting;
+    expect(lease).toBeDefined();
+    expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
+    await Promise.all([lease?.release(), other?.release()]);
+  }, 20_000);
+});
+
+describe("a fair waiter behind one that left the line", () => {
+  it("is woken by a plain Lock holder's release", async () => {
+    const id = uniqueId("missed-fair");
+    const holder = new Lock({ id, redis, lease: 20_000 });
+    expect(await holder.acquire()).toBe(true);
+    const leaving = new AbortController();
+    const ahead = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT })
+      .acquire({ signal: leaving.signal })
+      .catch(() => false);
+    await pause(300);
+    const behind = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT });
+    const waiting = behind.acquire();
+    await pause(600); // both in line, both subscribed
+    leaving.abort();
+    expect(await ahead).toBe(false);
+    await pause(300);
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
+    expect(await waiting).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
+    expect(await behind.release()).toBe(true);
+  }, 20_000);
+});
