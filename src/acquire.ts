@@ -146,7 +146,10 @@ export async function acquire({
     try {
       const take = await abortable(within(request, limit, abandon), signal, abandon);
       if (take === TIMED_OUT) {
-        noReply = new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", limit));
+        const waited = Math.max(0, limit);
+        noReply = new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", waited));
+        // No answer within a lease this short is the lease's fault more likely than Redis's.
+        if (!outOfBudget && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
         return take;
       }
       if (ticket) seat?.note(take, ticket);
@@ -229,16 +232,19 @@ export async function acquire({
 }
 
 const warned = new Set<string>();
+/** A lease below this many ms that no reply came within is named in the short-lease warning. */
+const SHORT_LEASE_MS = 100;
 
-// A lease at least half gone when Redis answered is too short, likely meant in seconds (`lease: 10`): warns
-// once per lock id, where the runtime has process warnings (Node, Bun, Deno's Node compat). Never throws.
-function warnShortLease(lockId: string, lease: number, roundTrip: number): void {
+// A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone with no answer) is too
+// short, likely meant in seconds (`lease: 10`): warns once per lock id, where the runtime has process
+// warnings (Node, Bun, Deno's Node compat). Never throws.
+function warnShortLease(lockId: string, lease: number, roundTrip: number | undefined): void {
   const process = (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } })
     .process;
   if (warned.has(lockId) || typeof process?.emitWarning !== "function") return;
   warned.add(lockId);
   process.emitWarning(
-    `Lock ${JSON.stringify(lockId)}: a lease of ${lease} ms was ${Math.round(roundTrip)} ms gone when Redis answered; leases are in milliseconds`,
+    `Lock ${JSON.stringify(lockId)}: a lease of ${lease} ms ${roundTrip === undefined ? "ran out before Redis answered" : `was ${Math.round(roundTrip)} ms gone when Redis answered`}; leases are in milliseconds`,
     { type: "UpstashLockWarning", code: "UPSTASH_LOCK_SHORT_LEASE" },
   );
 }

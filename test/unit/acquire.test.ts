@@ -339,4 +339,19 @@ describe("a lease too short to survive a round trip", () => {
     expect(String(warn.mock.calls[0]?.[0])).toMatch(/lease of 6 ms.*milliseconds/);
     warn.mockRestore();
   });
+
+  it("that runs out before any reply is named too, and the error says how long it waited, never less than 0", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const store = new ScriptedStore();
+    store.failures = ["silent"];
+    const settings = resolveLockSettings({ id: "no-reply-lease", redis: { eval: async () => 0 }, lease: 10 });
+    const result = (await settle(
+      acquire({ lockId: "no-reply-lease", store, plan: settings.plain, token: "t", background: () => {} }),
+    )) as Outcome & { acquired: false };
+    expect(result.reason).toBe("redis-error");
+    expect(result.error?.message).toMatch(/no reply within \d+ ms/);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(/lease of 10 ms ran out before Redis answered/);
+    warn.mockRestore();
+  });
 });
