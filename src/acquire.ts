@@ -56,9 +56,6 @@ export async function acquire({
   turn,
 }: AcquisitionContext): Promise<Outcome> {
   const { attempts, backoff, lease, signal } = plan;
-  // A token passed in may hold for another lease (this instance's, or another process's): undoing a try
-  // must then never free a hold the try only confirmed.
-  const drawn = plan.uuid === undefined;
   const started = monotonicNow();
   const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
   const seat = store.seat?.(token, plan);
@@ -125,8 +122,8 @@ export async function acquire({
     }
     const nonce = newCallId();
     const ticket = seat?.ticket(spent >= attempts);
-    const request = store.take({ token, nonce, lease, drawn, fencing: plan.fencing, queue: ticket });
-    const undo = (permit?: number) => store.undo(token, nonce, lease, permit, drawn);
+    const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
+    const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
     let abandoned = false;
     const abandon = () => {
       if (abandoned) return;

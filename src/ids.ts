@@ -15,11 +15,10 @@ export function newToken(): string {
 let lastOrder = 0;
 
 /**
- * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`. The order, this
- * process's clock in microseconds made strictly increasing, lets a script tell a late request from a newer
- * one of the same token (see `order` in the scripts): a try reaching Redis after a newer one never names
- * itself in the grant, so its undo leaves the lock alone. The random part (6 base-36 characters) keeps
- * processes' ids apart; ids must be distinct, not secret, so it comes from `Math.random`.
+ * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`, without spaces (the
+ * scripts keep lists of them, see `scripts/tries.ts`). The order, this process's clock in microseconds made
+ * strictly increasing, keeps one process's ids distinct and sortable by when they were made; the random part
+ * (6 base-36 characters) keeps processes' apart. Ids must be distinct, not secret: `Math.random` will do.
  */
 export function newCallId(): string {
   lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);

@@ -42,9 +42,8 @@ export function keyStore(target: StoreTarget): LockStore {
       if (taken === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1 };
       return { kind: "held", pttl: detail };
     },
-    async undo(token, nonce, _lease, _permit, drawn) {
-      const args = [token, nonce, "1", drawn ? "1" : "0"];
-      await runScript(target, "release", releaseLock, releasing, args).catch(() => undefined);
+    async undo(token, nonce) {
+      await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
     },
     async release(token) {
       // Each call gets its own id, so that its receipt answers only its own re-runs.

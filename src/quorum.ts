@@ -183,7 +183,7 @@ function quorumStore(
     }
     // Not enough: undo what this round took or may yet take, so the next one starts clean.
     requests.forEach((take, index) => {
-      const undo = () => (members[index] as LockStore).undo(token, nonce, lease, undefined, request.drawn);
+      const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
       background.add(take.then((result) => (result.kind === "held" ? undefined : undo()), undo));
     });
     if (failures(answers).length > members.length - majority) throw failed("acquire", answers);
@@ -207,14 +207,12 @@ function quorumStore(
         last = await round(request, ((start + step) % permits) + 1);
       return last;
     },
-    async undo(token, nonce, lease, permit, drawn) {
+    async undo(token, nonce, lease, permit) {
       // Only the round that took `permit` is left to undo: a round that failed undid itself.
       if (permits > 1 && permit === undefined) return;
       const id = permits === 1 ? nonce : roundId(nonce, permit ?? 0);
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
-      await Promise.all(
-        following(inFlight.get(id), (member) => member.undo(token, id, lease, undefined, drawn)),
-      );
+      await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
     async release(token, lease, permit) {
       const pending = takes.get(token);

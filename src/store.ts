@@ -42,8 +42,6 @@ export interface TakeRequest {
   readonly nonce: string;
   /** Milliseconds the lease lasts. */
   readonly lease: number;
-  /** Whether the acquisition drew the token itself (rather than taking a `uuid`): see {@link LockStore.undo}. */
-  readonly drawn: boolean;
   readonly fencing: FencingPlan;
   /** Fair stores: the waiter's entry in the line. */
   readonly queue?: QueueTicket | undefined;
@@ -89,17 +87,10 @@ export interface LockStore {
   events(): LockEvents | undefined;
   take(request: TakeRequest): Promise<Take>;
   /**
-   * Releases what try `nonce` took (`permit` if known), unless a later request changed it; a hold the try
-   * only confirmed (its token held already) only when `drawn`: the acquisition drew the token, so no other
-   * lease can hold it. Never rejects.
+   * Marks try `nonce` abandoned, and releases what it took or confirmed (`permit` if known) once every try
+   * that did so was abandoned, unless an extend or release since changed the lock. Never rejects.
    */
-  undo(
-    token: string,
-    nonce: string,
-    lease: number,
-    permit: number | undefined,
-    drawn: boolean,
-  ): Promise<void>;
+  undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
   release(token: string, lease: number, permit?: number): Promise<boolean>;
   /** Adds `amount` ms to the lease (0 only checks). */
   extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;

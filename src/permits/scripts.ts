@@ -1,5 +1,5 @@
-import { ORDER } from "../scripts/order";
 import { defineScript } from "../scripts/script";
+import { TRIES } from "../scripts/tries";
 
 // Scripts over permit keys: one per permit for semaphores, the lock key for fair locks. Each holds its
 // holder's token with a lease, expiring by Redis's clock. No script reads clocks or builds keys.
@@ -8,9 +8,10 @@ import { defineScript } from "../scripts/script";
 // repeating while the line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by
 // each try; a gone waiter's entry is swept once past it. k free permits go to the first k in line.
 //
-// The receipts hash names each permit's last writer (field "1", "2", ...): the try that took it, the release
-// handing it to a waiter (by name), or an extend; field "r" is the last release's id, for re-runs. An undo or
-// leave frees a permit only while its receipt names that try or waiter; late tries never replace newer names.
+// The receipts hash lists, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
+// (see `tries.ts`), the release that handed it to a waiter (by the waiter's id), or an extend; field "r" is
+// the last release's id, for re-runs. An undo or leave frees a permit only once every try or waiter on its
+// list was abandoned.
 //
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
@@ -47,9 +48,9 @@ end
 /**
  * Takes a permit for a token: one it holds already (a re-run, or a release's grant), else the first free one
  * if it is this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line,
- * unless on its last try. As in {@link takeLock}, a held lease only grows, a late try leaves the receipt
- * to newer requests, and a try that finds its token holding names itself `<id>+`. A places counter deleted by hand restarts after the line's tail; the line's keys outlive
- * each entry by a minute (a clock margin): places never repeat while anyone is in line, and nothing stays.
+ * unless on its last try. As in {@link takeLock}, a held lease only grows, and the permit's receipt lists
+ * every try that took or confirmed it. A places counter deleted by hand restarts after the line's tail; the
+ * line's keys outlive each entry by a minute (a clock margin): places never repeat while anyone is in line, and nothing stays.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
  * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
@@ -60,7 +61,7 @@ end
  */
 export const takePermit = defineScript(
   "acquire",
-  ORDER,
+  TRIES,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
 local first, last = 6, #KEYS
@@ -126,8 +127,8 @@ end
 local named = redis.call("HGET", receipts, slot - 5)
 if slot ~= mine then
   redis.call("HSET", receipts, slot - 5, ARGV[2])
-elseif named and order(ARGV[2]) > order(named) then
-  redis.call("HSET", receipts, slot - 5, ARGV[2] .. "+")
+elseif named then
+  redis.call("HSET", receipts, slot - 5, confirmed(named, ARGV[2]))
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
@@ -152,21 +153,17 @@ return {1, slot - 5, fence}
  * Frees the permit a token holds and announces it. Fair: first hands it, for its grant, to the waiter it
  * entitles (the k-th in line when k permits are free), who holds without a request of its own; announced to
  * it alone as "granted:<its id in line>:<place>:<grant ms>:<permit>". Also undoes an abandoned try (ARGV[3]
- * "1": only the permit whose receipt is ARGV[2], or ARGV[2] + "+" when ARGV[8] is "1", as in {@link releaseLock})
- * and lets a waiter leave (ARGV[6]; frees a permit handed it).
- * ARGV[1]  token; ARGV[2] call id, or the receipt to match; ARGV[3] "1" to match it; ARGV[4] the channel's
- *          key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
- *          ARGV[8] "1" when the token is the undoing acquisition's own
+ * "1": marks ARGV[2] on the permit's receipt list, freeing it once all on it were abandoned, as
+ * {@link releaseLock}) and lets a waiter leave (ARGV[6]; frees a permit handed it, by its id in line).
+ * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
+ *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms
  * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.
  */
 export const releasePermit = defineScript(
   "release",
-  ORDER,
+  TRIES,
   COMMON,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
-local function names(receipt)
-  return receipt == id or (ARGV[8] == "1" and receipt == id .. "+")
-end
 if ARGV[6] ~= "" then
   dequeue(ARGV[6])
 end
@@ -178,8 +175,18 @@ for i = 6, #KEYS do
   local value = redis.call("GET", KEYS[i])
   if not value then
     frees = frees + 1
-  elseif value == token and not held and (not matching or names(redis.call("HGET", receipts, i - 5))) then
+  elseif value == token and not held and not matching then
     held = i
+  elseif value == token and not held then
+    local listed = redis.call("HGET", receipts, i - 5)
+    if listed and tried(listed, id) then
+      local marked, left = abandon(listed, id)
+      if left then
+        redis.call("HSET", receipts, i - 5, marked)
+      else
+        held = i
+      end
+    end
   end
 end
 if not held then
@@ -199,7 +206,7 @@ if fair then
   if entitled[1] then
     local grant, heir = string.match(entitled[1], "^[^:]*:(%d+):(.*)$")
     redis.call("SET", KEYS[held], heir, "PX", grant)
-    redis.call("HSET", receipts, held - 5, entitled[1])
+    redis.call("HSET", receipts, held - 5, string.match(entitled[1], "^[^:]*"))
     keep(receipts, tonumber(grant))
     dequeue(entitled[1])
     message = "granted:" .. string.match(entitled[1], "^[^:]*") .. ":" .. entitled[2] .. ":" .. grant .. ":" .. (held - 5)
@@ -217,7 +224,7 @@ return 1
  */
 export const extendPermit = defineScript(
   "extend",
-  ORDER,
+  TRIES,
   COMMON,
   `local at = holding(ARGV[1], tonumber(ARGV[4]))
 if not at then
@@ -242,7 +249,7 @@ return {1, target}
  */
 export const renewPermit = defineScript(
   "renew",
-  ORDER,
+  TRIES,
   COMMON,
   `local at, lease = holding(ARGV[1], tonumber(ARGV[3])), tonumber(ARGV[2])
 if not at then

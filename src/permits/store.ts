@@ -39,7 +39,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       ...permits,
     ];
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "", drawn = false) =>
+    const release = (token: string, id: string, matching: boolean, leaving = "") =>
       runScript(target, "release", releasePermit, keys, [
         token,
         id,
@@ -48,7 +48,6 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         flag,
         leaving,
         Date.now(),
-        drawn ? "1" : "0",
       ]);
     const store: LockStore = {
       seat: fair ? takeSeat : undefined,
@@ -82,11 +81,14 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
-      async undo(token, nonce, _lease, _permit, drawn) {
-        await release(token, nonce, true, "", drawn).catch(() => undefined);
+      async undo(token, nonce) {
+        await release(token, nonce, true).catch(() => undefined);
       },
       async leave(member) {
-        await release(tokenOf(member), member, true, member).catch(() => undefined);
+        // A release that handed the permit to this waiter listed it by its id in line (the part before ":").
+        await release(tokenOf(member), member.slice(0, member.indexOf(":")), true, member).catch(
+          () => undefined,
+        );
       },
       async release(token) {
         // Each call gets its own id, so that its receipt answers only its own re-runs.

@@ -1,19 +1,18 @@
-import { ORDER } from "./order";
 import { defineScript } from "./script";
+import { TRIES } from "./tries";
 
-// A plain lock's scripts. Its key holds the token (as in 0.2), its grant key the try that took it, its
+// A plain lock's scripts. Its key holds the token (as in 0.2), its grant key the tries that took or confirmed it, its
 // receipt key the last release or extend call (as in 0.3): a re-sent release or extend answers as its first
 // run did, and an abandoned try can be undone without undoing anything later. All keys share one hash slot.
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
 const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
-// A held lease only grows: a late shorter try never cuts a newer hold short. A try reaching Redis after a
-// newer request of its token, or while it holds with no grant (expired; which is newer is unknown), leaves
-// the grant alone, so its undo cannot free the lock. A try that finds its token holding names itself with a
-// "+": it took nothing, so its undo frees the lock only when the caller drew the token itself (no one else
-// can hold it); a token passed in may be another lease's, here or in another process, which must keep it.
-// Lua stays comment-free: it ships in bundles.
-const TAKE = `${ORDER}local holder = redis.call("GET", KEYS[1])
+// A held lease only grows: a late shorter try never cuts a newer hold short. The grant lists the tries that
+// took or confirmed the hold (see `tries.ts`), in whatever order their requests reached Redis, so an undo
+// frees the lock only once every one of them was abandoned. A try while the token holds without a grant (it
+// expired, the lock renewed past it: its holder is alive) lists nothing, and its undo frees nothing. Lua
+// stays comment-free: it ships in bundles.
+const TAKE = `${TRIES}local holder = redis.call("GET", KEYS[1])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
@@ -25,17 +24,17 @@ end
 local grant = redis.call("GET", KEYS[2])
 if not holder then
   redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
-elseif grant and order(ARGV[2]) > order(grant) then
-  redis.call("SET", KEYS[2], ARGV[2] .. "+", "PX", ARGV[3])
+elseif grant and confirmed(grant, ARGV[2]) ~= grant then
+  local ms = math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3]))
+  redis.call("SET", KEYS[2], confirmed(grant, ARGV[2]), "PX", ms)
 end
 redis.call("PUBLISH", ${CHANNEL}, "acquired")
 `;
 
 /**
  * Takes the lock when free, or confirms it when it holds this token already (a re-run whose reply was lost,
- * or a token chosen again): the lease restarts from now (never shortened) and the grant names this try (as
- * `<id>+` when it only confirmed) unless it names a newer request. A success is announced, so waiters woken
- * by a release stand down.
+ * or a token chosen again): the lease restarts from now (never shortened), and the grant lists this try. A
+ * success is announced, so waiters woken by a release stand down.
  * KEYS[2]  grant key; KEYS[3] fencing counter key (with fencing)
  * ARGV[2]  request id, unique per try; ARGV[3] lease, ms
  * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
@@ -74,19 +73,24 @@ return {1, fence}
 
 /**
  * Deletes the lock while it holds this token and announces it; its call id stays as the receipt (30 s) so a
- * re-run answers 1. An undo (ARGV[3] "1") deletes only while the grant names the abandoned try ARGV[2] as
- * the one that took the lock, or (ARGV[4] "1": the caller drew the token) as one that confirmed it.
+ * re-run answers 1. An undo (ARGV[3] "1") marks the abandoned try ARGV[2] on the grant's list, and deletes
+ * the lock only when that leaves no try on it that was not abandoned (see `tries.ts`).
  * KEYS[2]  receipt key; KEYS[3] grant key
- * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo;
- *          ARGV[4] "1" when the token is the undoing acquisition's own
+ * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
  */
 export const releaseLock = defineScript(
   "release",
+  TRIES,
   `local undo = ARGV[3] == "1"
 if undo then
   local grant = redis.call("GET", KEYS[3])
-  if grant ~= ARGV[2] and (ARGV[4] ~= "1" or grant ~= ARGV[2] .. "+") then
+  if not grant or not tried(grant, ARGV[2]) then
+    return 0
+  end
+  local marked, left = abandon(grant, ARGV[2])
+  if left then
+    redis.call("SET", KEYS[3], marked, "PX", math.max(1, redis.call("PTTL", KEYS[3])))
     return 0
   end
 elseif redis.call("GET", KEYS[2]) == ARGV[2] then

@@ -144,9 +144,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   const take = (token: string, nonce: string) => run(takeLock, keys.taking, [token, rid(nonce), LEASE_MS]);
   const release = (token: string, callId: string) =>
     run(releaseLock, keys.releasing, [token, rid(callId), "0"]);
-  /** `store.undo`; `drawn` as for a token the acquisition drew itself (the default) or was given. */
-  const undo = (token: string, nonce: string, drawn = true) =>
-    run(releaseLock, keys.releasing, [token, rid(nonce), "1", drawn ? "1" : "0"]);
+  const undo = (token: string, nonce: string) => run(releaseLock, keys.releasing, [token, rid(nonce), "1"]);
   const extend = (token: string, callId: string, ms: number) =>
     run(extendLock, keys.extending, [token, rid(callId), ms]);
   const renew = (token: string, lease: number) => run(renewLock, keys.renewing, [token, lease]);
@@ -227,17 +225,36 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expectJustSet((await lives())[1] as number, extendedTo as number);
   expect(await undo("owner", "t6")).toBe(0);
   expect(await status("owner")).toEqual([1, expect.any(Number)]);
-  // Without an extend, the undo of the last try frees the lock; a try that only found its token holding
-  // (it took nothing) does so only for a token its acquisition drew: a token passed in may be another
-  // lease's, which keeps it. A try that took the lock is undone either way.
+  // The grant lists every try that took or confirmed the hold (and an extend starts the list anew): an undo
+  // frees the lock only once all on it were abandoned, in whatever order. A try that found its token
+  // holding took nothing: whatever took it, here the extend, may still hold it.
   expect(await take("owner", "t7")).toEqual([1]);
-  expect(await undo("owner", "t7", false)).toBe(0);
+  expect(await undo("owner", "t7")).toBe(0);
   expect(await status("owner")).toEqual([1, expect.any(Number)]);
-  expect(await undo("owner", "t7")).toBe(1);
-  expect(await status("owner")).toEqual([0, -2]);
-  expect(await take("owner", "t7b")).toEqual([1]);
-  expect(await undo("owner", "t7b", false)).toBe(1);
-  expect(await status("owner")).toEqual([0, -2]);
+  expect(await release("owner", "r8")).toBe(1);
+  // Undone in the order taken, or the other way round: the last undo frees it. A re-run is listed once.
+  for (const [taken, undone] of [
+    [
+      ["t7a", "t7b"],
+      ["t7a", "t7b"],
+    ],
+    [
+      ["t7c", "t7d"],
+      ["t7d", "t7c"],
+    ],
+  ] as const) {
+    for (const nonce of [...taken, taken[1]]) expect(await take("owner", nonce)).toEqual([1]);
+    expect(await undo("owner", undone[0])).toBe(0);
+    expect(await status("owner")).toEqual([1, expect.any(Number)]);
+    expect(await undo("owner", undone[1])).toBe(1);
+    expect(await status("owner")).toEqual([0, -2]);
+  }
+  // A list that outgrew 16 tries is never freed by an undo: the lease, or a release, ends the hold.
+  const many = Array.from({ length: 17 }, (_, index) => `t7-many-${index}`);
+  for (const nonce of many) expect(await take("owner", nonce)).toEqual([1]);
+  for (const nonce of many) expect(await undo("owner", nonce)).toBe(0);
+  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await release("owner", "r8b")).toBe(1);
   // A late try (an older id, sent before) that lands after the grant expired (renewals kept the
   // lock past it) cannot name itself either: its undo leaves the lock to the newer try.
   rid("t8-late");
@@ -384,27 +401,18 @@ function permitRequests(run: Run, base: string, keys: string[]) {
     ]);
   };
   /** The release script with the receipt `id` as given (a waiter's name, when it leaves). */
-  const releaseAs = (token: string, id: string, { matching = false, leaving = "", drawn = false } = {}) =>
-    run(releasePermit, keys, [
-      token,
-      id,
-      matching ? "1" : "0",
-      base,
-      "1",
-      leaving,
-      Date.now(),
-      drawn ? "1" : "0",
-    ]);
-  const release = (token: string, name: string, options: { matching?: boolean; drawn?: boolean } = {}) =>
+  const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
+    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now()]);
+  const release = (token: string, name: string, options: { matching?: boolean } = {}) =>
     releaseAs(token, rid(name), options);
   return {
     member,
     take,
     release,
-    /** `store.undo`: frees only the permit whose receipt is still this try (`drawn`: see the lock's undo). */
-    undo: (token: string, nonce: string, drawn = true) => release(token, nonce, { matching: true, drawn }),
-    /** `store.leave`: the waiter leaves the line, and frees a permit a release handed it. */
-    leave: (token: string) => releaseAs(token, member(token), { matching: true, leaving: member(token) }),
+    /** `store.undo`: marks this try on its permit's receipt list, and frees the permit once all on it were abandoned. */
+    undo: (token: string, nonce: string) => release(token, nonce, { matching: true }),
+    /** `store.leave`: the waiter leaves the line, and frees a permit a release handed it (listed by its id). */
+    leave: (token: string) => releaseAs(token, `m-${token}`, { matching: true, leaving: member(token) }),
     extend: (token: string, callId: string, ms: number, permit = 0) =>
       run(extendPermit, keys, [token, rid(callId), ms, permit]),
     renew: (token: string, lease: number, permit = 0) => run(renewPermit, keys, [token, lease, permit]),
@@ -530,10 +538,16 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await extend("f", "e3", 1_000)).toEqual([1, expect.any(Number)]);
   expect(await undo("f", "u3")).toBe(0);
   expect(await status("f")).toEqual([1, expect.any(Number), 1]);
-  // A try that only found its token holding is undone only for a drawn token, as the lock's.
-  expect(await take("f", { nonce: "u3b" })).toEqual([1, 1]);
-  expect(await undo("f", "u3b", false)).toBe(0);
+  // As the lock's grant, a receipt lists every try that took or confirmed the permit since: undone in any
+  // order, the permit is freed by the last undo only.
+  expect(await release("f", "r2b")).toBe(1);
+  expect(await take("f", { nonce: "u3c" })).toEqual([1, 1]);
+  expect(await take("f", { nonce: "u3d" })).toEqual([1, 1]);
+  expect(await undo("f", "u3d")).toBe(0);
   expect(await status("f")).toEqual([1, expect.any(Number), 1]);
+  expect(await undo("f", "u3c")).toBe(1);
+  expect(await status("f")).toEqual([0, -2]);
+  expect(await take("f", { nonce: "u3e" })).toEqual([1, 1]);
   // A late try (an older id) that lands after the receipts expired (renewals kept the permit past
   // them) cannot name itself either: its undo leaves the permit to the newer try.
   rid("u4-late");

@@ -49,7 +49,6 @@ const request = (nonce: string, lease = 3_000): TakeRequest => ({
   token: "t",
   nonce,
   lease,
-  drawn: true,
   fencing: undefined,
 });
 
