@@ -33,7 +33,6 @@ export type Outcome =
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
     };
 
-/** What an acquisition needs: its owner, plan, token and (a Lock's) turn. */
 export interface AcquisitionContext extends LeaseOwner {
   readonly plan: AcquirePlan;
   readonly token: string;
@@ -92,7 +91,6 @@ export async function acquire({
   let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
   let hasTurn = !turn;
   let refusedAt: number | undefined; // send time of the last "held" try: it ran before any later release
-
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () =>
     budgetEnd - Math.max(1, fastest === NEVER ? (quickest === NEVER ? 0 : quickest) : fastest);
@@ -107,7 +105,6 @@ export async function acquire({
       new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", base.elapsedMs));
     return { ...base, reason: "redis-error", error, instances: error.instances };
   };
-
   // A try left behind (timed out, aborted) is undone by its receipt once answered, and leaves the line.
   const tryOnce = async (): Promise<
     Take | { kind: "local"; ended: Promise<void> } | { kind: "error" } | typeof TIMED_OUT
@@ -229,12 +226,10 @@ export async function acquire({
 }
 
 const warned = new Set<string>();
-/** A lease below this many ms that no reply came within is named in the short-lease warning. */
-const SHORT_LEASE_MS = 100;
+const SHORT_LEASE_MS = 100; // ms: a shorter lease that no reply came within is named in the warning
 
-// A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone with no answer) is too
-// short, likely meant in seconds (`lease: 10`): warns once per lock id, where the runtime has process
-// warnings (Node, Bun, Deno's Node compat). Never throws.
+// A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone unanswered) is likely meant
+// in seconds (`lease: 10`): warns once per lock id where there are process warnings (Node, Bun, Deno).
 function warnShortLease(lockId: string, lease: number, roundTrip: number | undefined): void {
   const process = (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } })
     .process;

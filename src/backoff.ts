@@ -1,12 +1,9 @@
 /** How long to wait between acquire attempts. */
 export interface BackoffPolicy {
-  /** Wait after the first failed attempt, in milliseconds. */
-  readonly delay: number;
+  readonly delay: number; // wait after the first failed attempt, ms
   readonly backoff: "fixed" | "exponential";
-  /** Upper bound of any wait, in milliseconds. */
-  readonly maxDelay: number;
-  /** Fraction (0 to 1) of each wait that is randomised away, to spread out waiters. */
-  readonly jitter: number;
+  readonly maxDelay: number; // upper bound of any wait, ms
+  readonly jitter: number; // fraction (0 to 1) of each wait randomised away, to spread out waiters
 }
 
 /**

@@ -7,7 +7,7 @@ import type { LockStore, StoreMaker, StoreTarget } from "./store";
 import type { LockCreateConfig } from "./types";
 import { feedFor } from "./wake/feeds";
 
-/** Where a lock's key lives on one client: its runner (key-locked on Upstash), server kind and announcements. */
+/** Where a lock's key lives on one client: its runner (key-locked on Upstash), server kind, announcements. */
 export function connectTarget(settings: LockSettings, client: RedisClient): StoreTarget {
   const server = settings.server ?? guessServerKind(client);
   return {
@@ -16,8 +16,7 @@ export function connectTarget(settings: LockSettings, client: RedisClient): Stor
     client,
     run: scriptRunnerFor(client, server === "upstash"),
     server,
-    // Looked up when a wait needs it: wake-ups may be enabled after the lock was made.
-    events: () => feedFor(client)?.lockEvents(settings.key),
+    events: () => feedFor(client)?.lockEvents(settings.key), // per wait: wake-ups may be enabled later
   };
 }
 
@@ -32,7 +31,7 @@ export function connect(
   return make(connectTarget(settings, redis));
 }
 
-/** What a Lock or Semaphore is made of: what its leases share, its checked settings, the work it leaves running. */
+/** A Lock's or Semaphore's parts: what its leases share, its checked settings, the work it leaves running. */
 export interface Owner extends LeaseOwner {
   readonly settings: LockSettings;
   readonly running: Background;

@@ -7,8 +7,7 @@ let encoder: TextEncoder | undefined;
 export async function sha1Hex(text: string): Promise<string | undefined> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
   if (!subtle) return undefined;
-  // Created on first use, so importing the package never depends on TextEncoder being present.
-  encoder ??= new TextEncoder();
+  encoder ??= new TextEncoder(); // created on first use: importing never depends on TextEncoder
   const bytes = new Uint8Array(await subtle.digest("SHA-1", encoder.encode(text)));
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

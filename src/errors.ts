@@ -80,14 +80,12 @@ export class LockAcquisitionError extends LockError {
 export type LockLossReason =
   /** Redis answered that the key no longer holds this token: it expired, or was deleted or overwritten. */
   | "taken"
-  /** The lease's local deadline passed without a successful renewal, so the lock can no longer be known held. */
+  /** The lease's local deadline passed without a successful renewal: the lock is no longer known held. */
   | "expired"
   /** Only on a signal read where nothing is held: never acquired, or released. */
   | "not-held";
 
-/**
- * What a lost lock's lease `signal` aborts with and `onLost` gets: expected, so never thrown from a timer.
- */
+/** What a lost lock's `signal` aborts with and `onLost` gets: expected, so never thrown from a timer. */
 export class LockLostError extends LockError {
   override name = "LockLostError";
   /** Whether Redis confirmed the loss ("taken") or the local deadline passed ("expired"). */

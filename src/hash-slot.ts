@@ -5,8 +5,7 @@ let encoder: TextEncoder | undefined;
 
 /** CRC16-XMODEM of `text`'s UTF-8 bytes, the checksum Redis Cluster uses for slots. */
 export function crc16(text: string): number {
-  // Created on first use, so importing the package never depends on TextEncoder being present.
-  encoder ??= new TextEncoder();
+  encoder ??= new TextEncoder(); // created on first use: importing never depends on TextEncoder
   let crc = 0;
   for (const byte of encoder.encode(text)) {
     crc ^= byte << 8;

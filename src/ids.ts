@@ -15,10 +15,9 @@ export function newToken(): string {
 let lastOrder = 0;
 
 /**
- * A fresh id for one request (an acquire try, a release, an extend): `<order>-<random>`, without spaces (the
- * scripts keep lists of them, see `scripts/tries.ts`). The order, this process's clock in microseconds made
- * strictly increasing, keeps one process's ids distinct and sortable by when they were made; the random part
- * (6 base-36 characters) keeps processes' apart. Ids must be distinct, not secret: `Math.random` will do.
+ * A fresh id per request (an acquire try, a release, an extend): `<order>-<random>`, spaceless (scripts keep
+ * lists of them). The order (this process's µs clock, strictly increasing) keeps its ids distinct and sorted;
+ * the random part (6 base-36 characters) keeps processes' apart. Distinct, not secret: `Math.random` does.
  */
 export function newCallId(): string {
   lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);

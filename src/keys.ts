@@ -2,12 +2,12 @@ import { sha1Hex } from "./digest";
 import { hashSlot, hashTag, tagForSlot } from "./hash-slot";
 
 /**
- * The name of a key belonging with lock key `key` (receipt, fencing counter, permits, queue), in its
- * Redis Cluster hash slot so one script may touch them all. Distinct keys give distinct names, and none
- * repeats a lock key: an id without a hash tag is wrapped in braces (`{jobs}:fence`, as 0.3 named it);
- * one with a tag keeps it and is written out in full after it (`{jobs}{jobs}:fence`), so `"jobs"` and
- * `"{jobs}"` never share; one that cannot be a tag (empty, or with a `}` outside one) gets a computed
- * tag of its own slot, then `#` and the id with `%`, `{`, `}` percent-encoded: no tagged key spells that.
+ * The name of a key belonging with lock key `key` (receipt, fencing counter, permits, queue), in its Redis
+ * Cluster hash slot so one script may touch them all. Distinct keys give distinct names, none a lock key's:
+ * an id without a hash tag is wrapped in braces (`{jobs}:fence`, as 0.3 named it); one with a tag keeps it
+ * and follows it in full (`{jobs}{jobs}:fence`), so `"jobs"` and `"{jobs}"` never share; one that cannot be
+ * a tag (empty, or with a `}` outside one) gets a computed tag of its slot, `#`, and the id with `%{}`
+ * percent-encoded, which no tagged key spells.
  * @param suffix one of the library's suffixes, none of which ends another (":fence", ":permit:1").
  */
 export function companionKey(key: string, suffix: string): string {
@@ -20,8 +20,7 @@ export function companionKey(key: string, suffix: string): string {
 
 /**
  * The pub/sub channel of a lock's acquisitions and releases: `lock-events:<hex SHA-1 of the key>`, as
- * the scripts compute with `redis.sha1hex`; short and safe in the URL path of Upstash's subscribe
- * endpoint. Undefined where Web Crypto is missing (see `digest.ts`).
+ * `redis.sha1hex` computes it; short, URL-safe for Upstash's subscribe. Undefined without Web Crypto.
  */
 export async function eventChannel(key: string): Promise<string | undefined> {
   const sha1 = await sha1Hex(key);
@@ -35,8 +34,7 @@ export async function eventChannel(key: string): Promise<string | undefined> {
 export const RECEIPT_MS = 30_000;
 
 /**
- * With the clock floor only: how long, in ms, the fencing counter outlives the last acquisition's lease.
- * Tokens keep increasing after it expires, never falling below Redis's clock in microseconds; the counter
- * only guards against that clock stepping back by less than this. Without the floor it never expires.
+ * Clock floor only (else it never expires): how long (ms) the fencing counter outlives the last lease. Then
+ * tokens still rise, never below Redis's µs clock; it guards only against that clock stepping back less.
  */
 export const FENCE_COUNTER_LIFETIME_MS = 60 * 60 * 1000;

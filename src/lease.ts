@@ -37,8 +37,7 @@ export function leaseContext(
   onEnd?: () => void,
 ): LeaseContext {
   const { lease, renewInterval, onLost } = plan;
-  // Named one by one, not spread: an object of one fixed shape is several times cheaper to make.
-  const { lockId, store, background } = owner;
+  const { lockId, store, background } = owner; // not spread: a fixed shape is several times cheaper to make
   return { lockId, store, background, token, permit, lease, renewInterval, onLost, onEnd };
 }
 
@@ -55,25 +54,17 @@ export class Lease implements AsyncDisposable {
   readonly #c: LeaseContext;
   readonly #fencingToken: number | undefined;
   #deadline = 0;
-  /** Ended here: released (or releasing) or lost; nothing of it runs again, and `remainingMs` is 0. */
-  #ended = false;
-  /** Known gone from Redis: released, or taken by another owner. Later calls send nothing. */
-  #gone = false;
-  /** Handed its hold to a newer lease of its token (see `retire`): its release must not end that one's. */
-  #retired = false;
-  /** Leases of this token that handed their hold to this one: they are lost when this one's hold ends. */
-  #followers: (() => void)[] = [];
+  #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
+  #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
+  #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
+  #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
-  /** Created when first asked for: most leases are released without anyone reading a signal. */
-  #controller: AbortController | undefined;
-  /** Whether anyone can observe a loss (signal, onLost, auto-extend): only then is the deadline timed. */
-  #watched: boolean;
+  #controller: AbortController | undefined; // made when asked for: most leases end with no signal read
+  #watched: boolean; // a loss is observable (signal, onLost, auto-extend): only then is the deadline timed
   #cancelDeadline: (() => void) | undefined;
   #cancelRenewal: (() => void) | undefined;
-  /** The lease started with less than asked for (a fair grant): its next renewal tops it up. */
-  #topUp = false;
-  /** Whether Redis has confirmed this token yet (a token acquired elsewhere waits for its first check). */
-  #confirmed = false;
+  #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
+  #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -132,8 +123,7 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Deletes the key only if it holds this token; stops renewals. Past the lease, it ends in the background.
-   * @returns true if this call deleted the lock; false if the token no longer held it (released, expired,
-   *   taken) or the lease ran out first.
+   * @returns true if this call deleted the lock; false if the token no longer held it, or the lease ran out.
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
@@ -162,8 +152,7 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Asks Redis whether this token holds the key right now.
-   * @returns "ACQUIRED" when it does, otherwise "FREE".
+   * @returns "ACQUIRED" when Redis says this token holds the key right now, otherwise "FREE".
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
    */
   async getStatus(): Promise<LockStatus> {
@@ -189,9 +178,8 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * @internal Hands this lease's hold to `successor`, a newer lease of the same token on this instance: this
-   * one ends here without a request and without a loss, its `release()` sends nothing (it would end the
-   * successor's hold), and it is reported lost ("taken") once the successor's hold ends, by release or loss.
+   * @internal Hands the hold to `successor`, a newer lease of this token here: this ends with no request or
+   * loss, its `release()` sends nothing (it would end the successor's hold); lost ("taken") when that ends.
    */
   retire(successor: Lease): void {
     this.#retired = true;
@@ -207,8 +195,7 @@ export class Lease implements AsyncDisposable {
 
   /** @internal Ends this lease as lost (a released one is never reported lost). */
   lose(reason: LockLossReason): void {
-    // A token never confirmed here (seeded, not yet acquired elsewhere) may hold later: ask again then.
-    if (!this.#confirmed) return;
+    if (!this.#confirmed) return; // seeded, not yet acquired elsewhere: it may hold later (ask again then)
     if (reason === "taken") this.#gone = true;
     if (this.#ended) return;
     this.#end();
@@ -222,8 +209,7 @@ export class Lease implements AsyncDisposable {
     this.#controller?.abort(error);
     try {
       const result: unknown = this.#c.onLost?.(error);
-      // An async handler's rejection must not become an unhandled rejection either.
-      if (result instanceof Promise) result.catch(() => {});
+      if (result instanceof Promise) result.catch(() => {}); // an async handler's rejection stays handled
     } catch {
       // Documented: onLost runs from timers, so its errors are ignored rather than thrown.
     }
@@ -250,8 +236,7 @@ export class Lease implements AsyncDisposable {
 
   /** Counted from the request's send (`sentAt`), the deadline can only be early, never late. */
   #confirm(sentAt: number, pttl: number): void {
-    // -1: the key has no expiry (someone persisted it); keep the deadline known so far.
-    if (this.#ended || pttl < 0) return;
+    if (this.#ended || pttl < 0) return; // -1: no expiry (someone persisted it): keep the deadline known
     this.#deadline = sentAt + pttl - clockDriftAllowance(pttl);
     if (this.#watched) this.#armDeadline();
   }

@@ -26,8 +26,7 @@ interface Turn {
  */
 export class Lock implements AsyncDisposable {
   readonly #owner: Owner;
-  /** The current lease: the last acquired (or seeded) one, kept after it ends so calls on it answer. */
-  #lease: Lease | undefined;
+  #lease: Lease | undefined; // the last acquired (or seeded) lease, kept once ended so calls on it answer
   #turn: Turn | undefined;
   #notHeld: AbortSignal | undefined;
 
@@ -178,8 +177,7 @@ export class Lock implements AsyncDisposable {
     }
     if (!outcome.acquired) {
       mine?.end();
-      // The same token found another holder: Redis no longer holds it for the lease this instance has.
-      if (again && outcome.reason !== "redis-error") again.lose("taken");
+      if (again && outcome.reason !== "redis-error") again.lose("taken"); // another holds it now
       return outcome;
     }
     if (again) mine = this.#newTurn();

@@ -166,8 +166,7 @@ function quorumStore(
   };
   const round = async (request: TakeRequest, permit: number): Promise<Take> => {
     const { token, lease } = request;
-    // Each of a semaphore try's rounds gets its own id: one round's undo must never free another's permit.
-    const nonce = roundId(request.nonce, permit);
+    const nonce = roundId(request.nonce, permit); // own id: an undo never frees another round's permit
     const sentAt = monotonicNow();
     const requests = members.map((member) =>
       member.take({ ...request, nonce, fencing: undefined, queue: undefined, permit }),
@@ -208,8 +207,7 @@ function quorumStore(
       return last;
     },
     async undo(token, nonce, lease, permit) {
-      // Only the round that took `permit` is left to undo: a round that failed undid itself.
-      if (permits > 1 && permit === undefined) return;
+      if (permits > 1 && permit === undefined) return; // no permit taken: every round undid itself
       const id = permits === 1 ? nonce : roundId(nonce, permit ?? 0);
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));

@@ -22,9 +22,7 @@ export function within<T>(
   });
 }
 
-/**
- * Like `work`, but rejects with `signal.reason` on abort; `onAbandoned` cleans up `work` (must not reject).
- */
+/** Like `work`, but rejects with `signal.reason` on abort; then `onAbandoned` (must not reject) cleans up. */
 export function abortable<T>(
   work: Promise<T>,
   signal: AbortSignal | undefined,

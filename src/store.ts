@@ -14,19 +14,15 @@ export type FencingPlan = { readonly clockFloor: boolean | undefined } | undefin
 /** A fair waiter's entry in the line, as each of its tries renews it. */
 export interface QueueTicket {
   readonly member: string;
-  /** Wall-clock milliseconds (`Date.now()`): entry deadlines are on the waiters' own clocks. */
-  readonly now: number;
-  /** How long the entry stays without another try, in milliseconds. */
-  readonly entryMs: number;
-  /** The waiter's last try: it leaves the line if it does not get in. */
-  readonly lastTry: boolean;
+  readonly now: number; // wall-clock ms (`Date.now()`): entry deadlines are on the waiters' own clocks
+  readonly entryMs: number; // how long, in ms, the entry stays without another try
+  readonly lastTry: boolean; // the waiter's last try: it leaves the line if it does not get in
 }
 
 /** One acquisition's seat in a fair line (see `permits/queue.ts`). */
 export interface Seat {
   readonly member: string;
-  /** Whether the line may hold an entry of this waiter, which it must leave when it stops waiting. */
-  queued: boolean;
+  queued: boolean; // the line may hold an entry of this waiter, which it must leave when it stops waiting
   ticket(lastTry: boolean): QueueTicket;
   /** Records what a try found; undefined when it failed (it may have queued the waiter). */
   note(take: Take | undefined, ticket: QueueTicket): void;
@@ -38,15 +34,11 @@ export interface Seat {
 /** One try of an acquisition. */
 export interface TakeRequest {
   readonly token: string;
-  /** Unique to this try: the receipt it leaves, so that undoing it never undoes a later one. */
-  readonly nonce: string;
-  /** Milliseconds the lease lasts. */
-  readonly lease: number;
+  readonly nonce: string; // unique to this try: its receipt, so undoing it never undoes a later one
+  readonly lease: number; // ms
   readonly fencing: FencingPlan;
-  /** Fair stores: the waiter's entry in the line. */
-  readonly queue?: QueueTicket | undefined;
-  /** Semaphores on a quorum: the only permit to try (the same on every member). */
-  readonly permit?: number | undefined;
+  readonly queue?: QueueTicket | undefined; // fair stores: the waiter's entry in the line
+  readonly permit?: number | undefined; // semaphores on a quorum: the only permit to try (same on all)
 }
 
 /** What one try found. A try that could not reach Redis rejects with a {@link LockRedisError}. */
@@ -54,19 +46,14 @@ export type Take =
   | {
       readonly kind: "acquired";
       readonly fencingToken: number | undefined;
-      /** Semaphores: the 1-based permit taken (1 for a lock). */
-      readonly permit: number;
+      readonly permit: number; // semaphores: the 1-based permit taken (1 for a lock)
     }
   | {
       readonly kind: "held";
-      /** The longest to wait before the next try (the holder's remaining lease), ms; -1 when unknown. */
-      readonly pttl: number;
-      /** Fair stores: how many waiters are ahead in the line. */
-      readonly ahead?: number | undefined;
-      /** Fair stores: the waiter's place in line, never repeated while the line lives; 0 when not in line. */
-      readonly place?: number | undefined;
-      /** Quorums: the instances that could not be asked. */
-      readonly failures?: readonly InstanceFailure[] | undefined;
+      readonly pttl: number; // the longest to wait before the next try (holder's lease left), ms; -1: unknown
+      readonly ahead?: number | undefined; // fair stores: how many waiters are ahead in the line
+      readonly place?: number | undefined; // fair: its place in line, unique while the line lives; 0: none
+      readonly failures?: readonly InstanceFailure[] | undefined; // quorums: instances it could not ask
     };
 
 /** What Redis said about a token: whether it holds, for how much longer (ms; -1 no expiry, -2 not held). */
@@ -76,9 +63,8 @@ export interface Observation {
 }
 
 /**
- * The Redis side of a lock or semaphore (one Redis, or a quorum). Every operation takes the lease in play
- * (bounding a quorum's wait for one instance) and, once known, the token's permit (1 for a lock). All but
- * `undo` and `leave` reject with a LockRedisError.
+ * A lock's or semaphore's Redis side: one Redis or a quorum. Operations take the lease (bounding a quorum
+ * member's wait) and, once known, the permit (1 for a lock); all but `undo`, `leave` reject (LockRedisError).
  */
 export interface LockStore {
   /** Fair stores: seats waiters in arrival order. */
@@ -104,8 +90,7 @@ export interface LockStore {
 /** Where a store on one client lives and how to reach it. */
 export interface StoreTarget {
   readonly lockId: string;
-  /** The lock key: `prefix` + `id`. */
-  readonly key: string;
+  readonly key: string; // the lock key: `prefix` + `id`
   readonly run: ScriptRunner;
   readonly server: ServerKind;
   events(): LockEvents | undefined;

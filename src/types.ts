@@ -8,30 +8,26 @@ export type LockStatus = "ACQUIRED" | "FREE";
 /** How `acquire()` retries while another owner holds the lock. */
 export type RetryConfig = {
   /**
-   * How many times to try, counting the first; also the most commands a wait costs. No wait follows the
-   * last failed try. Up to 1 means one try (0.2 made none for `0`); a fraction rounds up, as in 0.2.
-   * `Infinity` tries until acquired, the `timeout` runs out or the `signal` aborts, as do tries with a
-   * `timeout` and no `attempts` set anywhere. A wait subscribing to release announcements counts it as one.
-   * @default 3
+   * How many times to try, counting the first; also the most commands a wait costs. No wait follows the last
+   * failed try. Up to 1 means one try (0.2 made none for `0`); a fraction rounds up, as in 0.2. `Infinity`
+   * tries until acquired, the `timeout` runs out or the `signal` aborts, as do tries with a `timeout` and no
+   * `attempts` set anywhere. A wait subscribing to release announcements counts it as one. @default 3
    */
   attempts?: number;
   /** Milliseconds to wait after the first failed try; `0` retries at once, as in 0.2. @default 100 */
   delay?: number;
   /**
-   * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up to
-   * `maxDelay`. A wait never outlasts the holder's remaining lease, learnt by the failed try itself.
-   * @default "fixed"
+   * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up to `maxDelay`.
+   * A wait never outlasts the holder's remaining lease, learnt by the failed try itself. @default "fixed"
    */
   backoff?: "fixed" | "exponential";
   /**
-   * Longest wait between tries, in ms; at least `delay`. Also how often a subscribed wait still polls.
-   * @default 10 × delay
+   * Longest wait between tries (ms), ≥ `delay`; also how often a subscribed wait polls. @default 10 × delay
    */
   maxDelay?: number;
   /**
-   * Fraction of each wait, from 0 to 1, replaced by a random amount, so waiters started together do not
-   * retry in lockstep: `0.5` waits between half and all of the computed delay.
-   * @default 0
+   * Fraction of each wait, from 0 to 1, replaced by a random amount, so waiters started together do not retry
+   * in lockstep: `0.5` waits between half and all of the computed delay. @default 0
    */
   jitter?: number;
 };
@@ -61,14 +57,12 @@ export type HoldOptions = {
   retry?: RetryConfig;
   /**
    * Issue a fencing token with each acquisition (`fencingToken`): a number larger than any token issued
-   * before for this id. Costs nothing extra on the wire; keeps one more key per id.
-   * @default false
+   * before for this id. Costs nothing extra on the wire; keeps one more key per id. @default false
    */
   fencing?: boolean | FencingConfig;
   /**
-   * Renew the lease in the background while it is held, until release, disposal or loss. `true` renews
-   * every third of the lease; `{ interval }` sets the period in milliseconds.
-   * @default false
+   * Renew the lease in the background while it is held, until release, disposal or loss. `true` renews every
+   * third of the lease; `{ interval }` sets the period in milliseconds. @default false
    */
   autoExtend?: boolean | AutoExtendConfig;
   /**
@@ -77,10 +71,9 @@ export type HoldOptions = {
    */
   onLost?: (error: LockLostError) => void;
   /**
-   * Let long waits subscribe to the lock's release announcements and retry as soon as one arrives,
-   * polling only every `retry.maxDelay` meanwhile. A wait subscribes only when that costs fewer commands
-   * than polling on its schedule (so never with the default 3 attempts), counting the subscription (a
-   * billed SUBSCRIBE on Upstash) as one of its `attempts`; a fair waiter always does. Needs
+   * Subscribe long waits to the lock's release announcements, to retry as one arrives and poll only every
+   * `retry.maxDelay`; only when cheaper than polling (never with the default 3 attempts), counting the
+   * subscription (a billed SUBSCRIBE on Upstash) as one of the `attempts`. Fair waiters always do. Needs
    * `enableWakeUps(redis)` once per client, else waits poll; fair locks on `@upstash/redis` wake their own.
    * @default true
    */
@@ -176,9 +169,6 @@ export type LockConfig = {
 };
 
 declare global {
-  /**
-   * Declared empty so the declarations compile for consumers with neither the DOM lib nor `@types/node`
-   * (`lib: ["es2022"]`); it merges with the real AbortSignal wherever one exists.
-   */
+  /** Empty, so declarations compile without the DOM lib or `@types/node`; it merges with the real one. */
   interface AbortSignal {}
 }

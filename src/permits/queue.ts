@@ -13,8 +13,7 @@ export function takeSeat(token: string, plan: AcquirePlan): Seat {
   const standIn = Math.ceil(plan.backoff.maxDelay) + QUEUE_GRACE_MS;
   const id = newCallId();
   const member = `${id}:${Math.min(plan.lease, standIn)}:${token}`;
-  // Grants name the waiter by id (no token in it), known at once: a grant can beat the queuing try's reply.
-  const named = `granted:${id}:`;
+  const named = `granted:${id}:`; // grants name its id (no token): known at once, one may beat the reply
   let place = 0;
   let ahead: number | undefined;
   return {

@@ -1,18 +1,14 @@
 import { defineScript } from "../scripts/script";
 import { TRIES } from "../scripts/tries";
 
-// Scripts over permit keys: one per permit for semaphores, the lock key for fair locks. Each holds its
+// Scripts over permit keys (a semaphore's, one per permit; a fair lock's, its lock key), each holding its
 // holder's token with a lease, expiring by Redis's clock. No script reads clocks or builds keys.
-//
-// Fair waiters queue in two sorted sets: `queue` by arrival (score: place in line, from a counter never
-// repeating while the line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by
-// each try; a gone waiter's entry is swept once past it. k free permits go to the first k in line.
-//
-// The receipts hash lists, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
-// (see `tries.ts`), the release that handed it to a waiter (by the waiter's id), or an extend; field "r" is
-// the last release's id, for re-runs. An undo or leave frees a permit only once every try or waiter on its
-// list was abandoned.
-//
+// Fair waiters queue in two sorted sets: `queue` by place in line (from a counter never repeating while the
+// line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by each try; a gone
+// waiter's entry is swept once past it. k free permits go to the first k in line.
+// The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
+// (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" is the last release's
+// id, for re-runs. An undo or leave frees a permit only once all on its list were abandoned.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -46,11 +42,11 @@ end
 `;
 
 /**
- * Takes a permit for a token: one it holds already (a re-run, or a release's grant), else the first free one
- * if it is this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line,
- * unless on its last try. As in {@link takeLock}, a held lease only grows, and the permit's receipt lists
- * every try that took or confirmed it. A places counter deleted by hand restarts after the line's tail; the
- * line's keys outlive each entry by a minute (a clock margin): places never repeat while anyone is in line, and nothing stays.
+ * Takes a permit for a token: one it holds (a re-run, a release's grant), else the first free one if it is
+ * this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line, unless on its
+ * last try. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
+ * confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
+ * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
  * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
@@ -150,11 +146,10 @@ return {1, slot - 5, fence}
 );
 
 /**
- * Frees the permit a token holds and announces it. Fair: first hands it, for its grant, to the waiter it
- * entitles (the k-th in line when k permits are free), who holds without a request of its own; announced to
- * it alone as "granted:<its id in line>:<place>:<grant ms>:<permit>". Also undoes an abandoned try (ARGV[3]
- * "1": marks ARGV[2] on the permit's receipt list, freeing it once all on it were abandoned, as
- * {@link releaseLock}) and lets a waiter leave (ARGV[6]; frees a permit handed it, by its id in line).
+ * Frees a token's permit and announces it. Fair: hands it on to the waiter it entitles (the k-th in line when
+ * k permits are free), who holds it for its grant with no request, and tells it alone: "granted:<its id in
+ * line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try ARGV[2] on the permit's list, freeing
+ * it once all were abandoned (as {@link releaseLock}); a leave (ARGV[6]) frees one handed the waiter.
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms
  * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.

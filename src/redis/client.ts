@@ -6,9 +6,8 @@ import { normalizeReply, type ScriptReply } from "./reply";
 export type ScriptArgument = string | number;
 
 /**
- * Anything with `eval(script, keys, args)` resolving to the script's reply, such as `@upstash/redis`'s
- * `Redis` (`Redis.fromEnv()`, `new Redis({ url, token })`). With `evalsha(sha1, keys, args)` as well,
- * scripts are sent by SHA-1 after their first use.
+ * Anything with `eval(script, keys, args)` resolving to the script's reply, as `@upstash/redis`'s `Redis`.
+ * With `evalsha(sha1, keys, args)` too, scripts go by SHA-1 after their first use.
  */
 export interface EvalClient {
   eval(script: string, keys: string[], args: ScriptArgument[]): Promise<unknown>;
@@ -103,10 +102,8 @@ export type ScriptRunner = (
 /** What the library learnt about one client's server, shared by every lock on that client. */
 interface ClientState {
   readonly send: ReturnType<typeof transport>;
-  /** Scripts this process has seen in the server's script cache, with their SHA-1s. */
-  readonly cached: Map<ScriptText, string>;
-  /** Set once the server refused the key-locking shebang: it is not Upstash, whatever was assumed. */
-  refusesKeyLocking: boolean;
+  readonly cached: Map<ScriptText, string>; // scripts seen in the server's script cache, with their SHA-1s
+  refusesKeyLocking: boolean; // the server refused the key-locking shebang: not Upstash, whatever was assumed
 }
 
 const clients = new WeakMap<object, ClientState>();
@@ -129,8 +126,7 @@ export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): Scrip
     try {
       return normalizeReply(await send(known, script.keyLocked, keys, args));
     } catch (error) {
-      // A refused shebang means the script never ran, so sending it again is safe. Redis 7 and
-      // Valkey name the flag; Redis 6 fails to compile the first line ("near '#'").
+      // Refused, the script never ran: resend it. Redis 7 and Valkey name the flag; Redis 6 says "near '#'".
       if (!matches(error, /shebang|near '#'|(unknown|invalid|unexpected) (script )?flag/i)) throw error;
       known.refusesKeyLocking = true;
       return normalizeReply(await send(known, script, keys, args));

@@ -11,17 +11,15 @@ function integerOf(value: unknown): number | undefined {
   if (typeof value === "number") return value;
   if (typeof value === "bigint") return Number(value);
   if (ArrayBuffer.isView(value)) {
-    // Created on first use, so importing the package never depends on TextDecoder being present.
-    decoder ??= new TextDecoder();
+    decoder ??= new TextDecoder(); // created on first use: importing never depends on TextDecoder
     value = decoder.decode(value);
   }
   return typeof value === "string" && INTEGER_TEXT.test(value) ? Number(value) : undefined;
 }
 
 /**
- * A client's script reply as numbers, lists and null. A Redis integer arrives as a number (@upstash/redis,
- * ioredis, node-redis), a string (ioredis `stringNumbers`, node-redis `typeMapping` to String), a bigint
- * or a buffer; nil as null or undefined.
+ * A client's script reply as numbers, lists and null. Integers arrive as numbers, strings (ioredis
+ * `stringNumbers`, node-redis `typeMapping` to String), bigints or buffers; nil as null or undefined.
  * @throws {TypeError} on anything else: the client was set up in a way the lock cannot read.
  */
 export function normalizeReply(value: unknown): ScriptReply {
@@ -32,7 +30,7 @@ export function normalizeReply(value: unknown): ScriptReply {
   throw new TypeError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
 }
 
-/** Reads a script reply as a list of integers (a single value as a list of one); anything else reads as NaN. */
+/** A script reply as a list of integers (a single value as a list of one); anything else reads as NaN. */
 export function replyIntegers(value: ScriptReply): number[] {
   return (Array.isArray(value) ? value : [value]).map((item) =>
     typeof item === "number" ? item : Number.NaN,

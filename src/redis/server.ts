@@ -7,9 +7,8 @@ import { clientKind } from "./client";
 export type ServerKind = "upstash" | "redis";
 
 /**
- * "upstash" for `@upstash/redis` (known by its `createScript`, which no other eval client has) and for
- * an ioredis or node-redis client configured with a `*.upstash.io` host; "redis" otherwise. Only a
- * default: the `server` option overrides it, and a server that refuses the flag is remembered.
+ * "upstash" for `@upstash/redis` (alone with `createScript`) or ioredis/node-redis on a `*.upstash.io` host,
+ * else "redis". A default only: the `server` option overrides it; a server refusing the flag is remembered.
  */
 export function guessServerKind(client: unknown): ServerKind {
   const kind = clientKind(client);

@@ -1,17 +1,15 @@
 import { defineScript } from "./script";
 import { TRIES } from "./tries";
 
-// A plain lock's scripts. Its key holds the token (as in 0.2), its grant key the tries that took or confirmed it, its
-// receipt key the last release or extend call (as in 0.3): a re-sent release or extend answers as its first
-// run did, and an abandoned try can be undone without undoing anything later. All keys share one hash slot.
+// A plain lock's scripts: its key holds the token (as in 0.2), its grant key the tries that took or confirmed
+// it (`tries.ts`), its receipt key the last release or extend call (as in 0.3), so a re-sent one answers as
+// its first run did. All keys share a hash slot; Lua stays comment-free (it ships in bundles).
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
 const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
-// A held lease only grows: a late shorter try never cuts a newer hold short. The grant lists the tries that
-// took or confirmed the hold (see `tries.ts`), in whatever order their requests reached Redis, so an undo
-// frees the lock only once every one of them was abandoned. A try while the token holds without a grant (it
-// expired, the lock renewed past it: its holder is alive) lists nothing, and its undo frees nothing. Lua
-// stays comment-free: it ships in bundles.
+// A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
+// they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
+// grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
 const TAKE = `${TRIES}local holder = redis.call("GET", KEYS[1])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
@@ -72,9 +70,8 @@ return {1, fence}
 );
 
 /**
- * Deletes the lock while it holds this token and announces it; its call id stays as the receipt (30 s) so a
- * re-run answers 1. An undo (ARGV[3] "1") marks the abandoned try ARGV[2] on the grant's list, and deletes
- * the lock only when that leaves no try on it that was not abandoned (see `tries.ts`).
+ * Deletes the lock if it holds this token, announcing it; the receipt keeps its call id 30 s, so a re-run
+ * answers 1. An undo (ARGV[3] "1") marks try ARGV[2] in the grant, deleting the lock once all were abandoned.
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.

@@ -23,8 +23,7 @@ export interface LuaScript extends ScriptText {
 /** Defines a script; each SHA-1 is computed on first use, then kept. Pure: bundlers drop unused scripts. */
 /* @__NO_SIDE_EFFECTS__ */
 export function defineScript(name: string, ...parts: string[]): LuaScript {
-  // Joined here, not at the call: the call must be free of side effects to be dropped when unused.
-  const source = parts.join("");
+  const source = parts.join(""); // joined here: a call free of side effects is dropped when unused
   const keyLocked = `${KEY_LOCKING_SHEBANG}${source}`;
   return {
     name,

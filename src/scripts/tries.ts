@@ -1,12 +1,10 @@
 /**
- * Lua helpers over a hold's list of tries: the request ids, space-separated, of every try that took or
- * confirmed a hold (a lock's grant key, a permit's field of the receipts hash), each marked `!` once its
- * caller abandoned it and its undo came. An undo frees the hold only when every try on the list was
- * abandoned: a try that found its token holding took nothing, and whatever took the hold may still have
- * it, in this process or another. A list of 16 becomes `*`, which no undo frees (the hold then ends with its
- * lease, or its holder's release). An extend or a release starts a new list.
- * `tried(list, id)`: whether `id` is on the list; `confirmed(list, id)`: the list with `id` on it;
- * `abandon(list, id)`: the list with `id` marked, and whether a try not abandoned is left on it.
+ * Lua helpers over a hold's list of tries (a lock's grant key, a permit's receipts field): the request ids,
+ * space-separated, of the tries that took or confirmed it, each marked `!` once its undo came. An undo frees
+ * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
+ * took the hold may still have it. A list of 16 becomes `*`, which no undo frees (the hold ends with its
+ * lease or a release). An extend or release starts a new list. `tried(list, id)`; `confirmed(list, id)`: the
+ * list with `id` on it; `abandon(list, id)`: it with `id` marked, and whether any try is unabandoned.
  */
 export const TRIES = `local function tried(list, id)
   local padded = " " .. list .. " "

@@ -7,7 +7,6 @@ export function feedFor(client: unknown): ChannelFeed | undefined {
   return typeof client === "object" && client !== null ? feeds.get(client) : undefined;
 }
 
-/** Gives `client` its feed, unless it has one. */
 export function registerFeed(client: object, make: () => ChannelFeed): void {
   if (!feeds.has(client)) feeds.set(client, make());
 }

@@ -83,8 +83,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
     lockEvents(key) {
       let events = byKey.get(key);
       if (events === undefined) {
-        // Named on first use: the channel is the key's SHA-1, which Web Crypto computes asynchronously.
-        let channel: string | undefined;
+        let channel: string | undefined; // the key's SHA-1, named on first use (Web Crypto is async)
         const naming = eventChannel(key).then((name) => {
           channel = name;
           return name;

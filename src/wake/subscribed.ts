@@ -80,8 +80,7 @@ export class SubscribedWaiting extends Waiting {
 
   #heard(event: FeedEvent): void {
     if (event === "ended") {
-      // The subscription broke: what was announced meanwhile is lost. Retry soon, uncovered.
-      const broken = this.#listening;
+      const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
       this.#subscribed = false;
       broken?.stop();

@@ -47,8 +47,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   const open = (): Link => {
     const client = source.duplicate();
     const link: Link = { client, channels: new Map(), users: 0, dead: false, connected: Promise.resolve() };
-    // An EventEmitter without an error listener throws; a drop means messages may be lost.
-    client.on("error", () => drop(link));
+    client.on("error", () => drop(link)); // unlistened, an error throws; a drop may lose messages
     client.on(ioredis ? "close" : "end", () => drop(link));
     if (ioredis) {
       client.on("message", (channel: string, message: string) => {
