@@ -177,11 +177,13 @@ describe.each([3, 5])("quorum of %i when instances stop", (size) => {
 
   it("with a minority down, acquire, extend, auto-extend and release keep working", async () => {
     const id = uniqueId(`quorum-minority-${size}`);
-    const lock = new Lock({ id, redis: quorum(instances()), lease: 600, autoExtend: { interval: 150 } });
+    // Each member is waited for a third of the lease: 1 s leaves a loaded machine room to answer (600 ms,
+    // 200 ms a member, failed once beside four busy loops).
+    const lock = new Lock({ id, redis: quorum(instances()), lease: 3_000, autoExtend: { interval: 750 } });
     expect(await lock.acquire()).toBe(true);
     await stop(minority);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 900));
+      await new Promise((resolve) => setTimeout(resolve, 4_000)); // more than a lease
       expect(lock.signal.aborted).toBe(false);
       expect(await lock.extend(1_000)).toBe(true);
       expect(await lock.getStatus()).toBe("ACQUIRED");
