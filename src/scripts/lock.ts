@@ -22,9 +22,11 @@ end
 local grant = redis.call("GET", KEYS[2])
 if not holder then
   redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
-elseif grant and confirmed(grant, ARGV[2]) ~= grant then
-  local ms = math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3]))
-  redis.call("SET", KEYS[2], confirmed(grant, ARGV[2]), "PX", ms)
+elseif grant then
+  local listed = confirmed(grant, ARGV[2])
+  if listed ~= grant then
+    redis.call("SET", KEYS[2], listed, "PX", math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3])))
+  end
 end
 redis.call("PUBLISH", ${CHANNEL}, "acquired")
 `;
