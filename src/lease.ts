@@ -172,9 +172,9 @@ export class Lease implements AsyncDisposable {
     return this.#confirmed && !this.#ended;
   }
 
-  /** @internal Whether this lease holds with `token`. */
-  holdsWith(token: string): boolean {
-    return this.active && this.#c.token === token;
+  /** @internal Whether this lease holds with `token` (on `permit`, when given). */
+  holdsWith(token: string, permit?: number): boolean {
+    return this.active && this.#c.token === token && (permit === undefined || this.#c.permit === permit);
   }
 
   /**

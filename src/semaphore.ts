@@ -20,6 +20,7 @@ export class Semaphore {
   /** How many holders the semaphore admits at once. */
   readonly limit: number;
   readonly #owner: Owner;
+  readonly #leases = new Map<string, Lease>(); // each token's newest lease here, which a same-token one takes over
 
   /**
    * Checks the options and creates the semaphore; sends nothing to Redis.
@@ -91,12 +92,23 @@ export class Semaphore {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();
+    const earlier = this.#leases.get(token);
+    const held = earlier?.active === true; // confirmed before this acquisition's first try was sent
     const { lockId, store, background } = this.#owner;
     const outcome = await acquire({ lockId, store, background, plan, token });
+    // A try finding its own token holding takes that permit, so a refusal means the token lost it.
+    if (held && !outcome.acquired && outcome.reason !== "redis-error") earlier?.lose("taken");
     return { plan, token, outcome };
   }
 
+  /** One token holds one permit: a newer lease of it takes the hold over from the one this instance had. */
   #lease(plan: AcquirePlan, token: string, outcome: Outcome & { acquired: true }): Lease {
-    return new Lease(leaseContext(this.#owner, plan, token, outcome.permit), outcome);
+    const leases = this.#leases;
+    const earlier = leases.get(token);
+    const onEnd = () => leases.get(token) === lease && leases.delete(token);
+    const lease: Lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, onEnd), outcome);
+    if (earlier?.holdsWith(token, outcome.permit)) earlier.retire(lease);
+    leases.set(token, lease);
+    return lease;
   }
 }

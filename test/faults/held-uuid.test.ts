@@ -1,7 +1,7 @@
 // A uuid that holds already, acquired again (review of 2026-12-01): a try that finds its own token
 // holding took nothing, so undoing it when it fails must leave the hold to the lease that has it, in this
-// instance or in another process. Two leases of one uuid on one Lock are one hold: the earlier one's
-// release leaves it to the later one, and learns when the later one's hold ends.
+// instance or in another process. Two leases of one uuid on one Lock (or one Semaphore) are one hold: the
+// earlier one's release leaves it to the later one, and learns when the later one's hold ends.
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
@@ -136,5 +136,59 @@ describe("a Lock seeded with a uuid before the owner acquired it", () => {
     expect(await worker.extend(1_000)).toBe(true);
     expect(await worker.release()).toBe(true);
     expect(await redis.exists(id)).toBe(0);
+  });
+});
+
+describe("two leases of one uuid on one Semaphore", () => {
+  // Each caller gets a Lease of its own; with one uuid they hold one permit, so they are one hold.
+  it("the earlier one's release leaves the permit to the later one; the later one's release frees it", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-semaphore");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+    const lost: string[] = [];
+    const earlier = await semaphore.acquireOrThrow({ uuid, onLost: (error) => lost.push(error.reason) });
+    const later = await semaphore.acquireOrThrow({ uuid });
+    expect(await earlier.release()).toBe(false);
+    // The permit is still the later lease's: nobody else gets in.
+    expect(later.signal.aborted).toBe(false);
+    expect(await new Semaphore({ id, redis, limit: 1 }).acquire({ retry: { attempts: 1 } })).toBeUndefined();
+    expect(await later.release()).toBe(true);
+    expect(lost).toEqual(["taken"]);
+    expect(await new Semaphore({ id, redis, limit: 1 }).acquire({ retry: { attempts: 1 } })).toBeDefined();
+  });
+
+  it("a same-uuid acquire that finds the permit taken reports the held lease lost", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-semaphore-taken");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+    const held = await semaphore.acquireOrThrow({ uuid });
+    const keys = await redis.keys(`*${id}*`);
+    const values = await Promise.all(keys.map((key) => redis.get(key).catch(() => null)));
+    const permitKey = keys[values.indexOf(uuid)] as string;
+    await redis.set(permitKey, "someone-else", { px: 10_000 });
+    expect(await semaphore.acquire({ uuid, retry: { attempts: 1 } })).toBeUndefined();
+    expect(held.signal.aborted).toBe(true);
+    expect(held.remainingMs).toBe(0);
+    await redis.del(permitKey);
+  });
+
+  it("whichever is released first, nobody else gets in while the other still believes it holds", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-semaphore-order");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+    const [first, second] = await Promise.all([
+      semaphore.acquireOrThrow({ uuid }),
+      semaphore.acquireOrThrow({ uuid }),
+    ]);
+    const other = new Semaphore({ id, redis, limit: 1 });
+    // Released first: the holder (the other lease learns it lost) or the one that handed over (the other holds).
+    await first.release();
+    const intruder = await other.acquire({ retry: { attempts: 1 } });
+    expect(second.signal.aborted).toBe(intruder !== undefined);
+    await intruder?.release();
+    await second.release();
   });
 });
