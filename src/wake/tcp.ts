@@ -11,9 +11,16 @@ export interface PubSubClient {
   destroy?(): unknown;
 }
 
+/** A channel on the connection: its listeners, and its SUBSCRIBE, which joiners share while in flight. */
+interface Channel {
+  readonly listeners: Set<ChannelListener>;
+  readonly subscribed: Promise<unknown>;
+  active: boolean; // Redis confirmed the SUBSCRIBE: only then may its last leaver send UNSUBSCRIBE
+}
+
 interface Link {
   readonly client: PubSubClient;
-  readonly channels: Map<string, Set<ChannelListener>>;
+  readonly channels: Map<string, Channel>;
   readonly connected: Promise<unknown>;
   users: number; // waits and subscriptions using it: closed when none is left
   dead: boolean; // the connection dropped: nothing is sent on it again, nor is it reused
@@ -21,8 +28,10 @@ interface Link {
 
 /**
  * One duplicated connection in subscriber mode, opened on first use, closed once unused (even mid-connect).
- * Listeners count per channel, so one wait's end never unsubscribes another's. A dropped connection is closed
- * for good and its listeners hear "ended" (messages meanwhile are lost): the next wait opens a fresh one.
+ * Listeners count per channel, so one wait's end never unsubscribes another's; a channel whose listeners all
+ * left during its SUBSCRIBE is unsubscribed once Redis confirms it (commands go in order on the connection, so
+ * a later SUBSCRIBE of it is never undone). A dropped connection is closed for good and its listeners hear
+ * "ended" (messages meanwhile are lost): the next wait opens a fresh one.
  */
 export function tcpSubscriber(source: PubSubClient, ioredis: boolean): SubscribeChannel {
   let current: Link | undefined;
@@ -41,8 +50,9 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   const drop = (link: Link) => {
     if (link.dead) return;
     close(link);
-    for (const listeners of link.channels.values()) for (const listener of listeners) listener.ended();
+    const active = [...link.channels.values()].filter((entry) => entry.active);
     link.channels.clear();
+    for (const entry of active) for (const listener of entry.listeners) listener.ended();
   };
   const open = (): Link => {
     const client = source.duplicate();
@@ -51,7 +61,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     client.on(ioredis ? "close" : "end", () => drop(link));
     if (ioredis) {
       client.on("message", (channel: string, message: string) => {
-        for (const listener of link.channels.get(channel) ?? []) listener.message(message);
+        for (const listener of link.channels.get(channel)?.listeners ?? []) listener.message(message);
       });
     } else {
       const connected = client.connect?.() ?? Promise.resolve();
@@ -59,6 +69,35 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
       (link as { connected: Promise<unknown> }).connected = connected;
     }
     return link;
+  };
+
+  const join = (link: Link, channel: string): Channel => {
+    const subscribed = ioredis
+      ? link.client.subscribe(channel)
+      : link.client.subscribe(channel, (message) => {
+          for (const each of link.channels.get(channel)?.listeners ?? []) each.message(message);
+        });
+    const entry: Channel = { listeners: new Set(), subscribed, active: false };
+    link.channels.set(channel, entry);
+    subscribed.then(
+      () => {
+        entry.active = true;
+        unsubscribeIfUnused(link, channel, entry);
+      },
+      () => {
+        if (link.channels.get(channel) === entry) link.channels.delete(channel);
+      },
+    );
+    return entry;
+  };
+  const unsubscribeIfUnused = (link: Link, channel: string, entry: Channel) => {
+    const idle = entry.active && entry.listeners.size === 0 && !link.dead;
+    if (!idle || link.channels.get(channel) !== entry) return;
+    link.channels.delete(channel);
+    link.client.unsubscribe(channel).catch(() => {});
+  };
+  const leave = (link: Link, channel: string, entry: Channel, listener: ChannelListener) => {
+    if (entry.listeners.delete(listener)) unsubscribeIfUnused(link, channel, entry);
   };
 
   return async (channel, listener, unwanted) => {
@@ -73,31 +112,23 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
       if (link.users === 0) close(link);
     };
     unwanted.addEventListener("abort", letGo, { once: true });
+    let entry: Channel | undefined;
     try {
       await link.connected;
-      const listeners = link.channels.get(channel);
-      if (listeners) listeners.add(listener);
-      else {
-        await (ioredis
-          ? link.client.subscribe(channel)
-          : link.client.subscribe(channel, (message) => {
-              for (const each of link.channels.get(channel) ?? []) each.message(message);
-            }));
-        if (link.dead || !using) throw new Error("the subscriber connection closed");
-        link.channels.set(channel, new Set([...(link.channels.get(channel) ?? []), listener]));
-      }
+      entry = link.channels.get(channel) ?? join(link, channel);
+      entry.listeners.add(listener);
+      await entry.subscribed;
+      if (link.dead || !using) throw new Error("the subscriber connection closed");
     } catch (error) {
+      if (entry) leave(link, channel, entry, listener);
       letGo();
       throw error;
     } finally {
       unwanted.removeEventListener("abort", letGo);
     }
+    const joined = entry;
     return () => {
-      const listeners = link.channels.get(channel);
-      if (listeners?.delete(listener) && listeners.size === 0 && !link.dead) {
-        link.channels.delete(channel);
-        link.client.unsubscribe(channel).catch(() => {});
-      }
+      leave(link, channel, joined, listener);
       letGo();
     };
   };

@@ -8,11 +8,18 @@ import { type PubSubClient, tcpSubscriber } from "../../../src/wake/tcp";
 class FakeConnection extends EventEmitter {
   readonly sent: string[] = [];
   closed = false;
+  /** While set, SUBSCRIBE replies wait until the test calls `answer()`, as a slow server's would. */
+  hold = false;
+  readonly #held: (() => void)[] = [];
   duplicate(): PubSubClient {
     throw new Error("only the source duplicates");
   }
   async subscribe(channel: string): Promise<void> {
     this.sent.push(`SUBSCRIBE ${channel}`);
+    if (this.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+  }
+  answer(): void {
+    for (const reply of this.#held.splice(0)) reply();
   }
   async unsubscribe(channel: string): Promise<void> {
     this.sent.push(`UNSUBSCRIBE ${channel}`);
@@ -68,5 +75,67 @@ describe("tcpSubscriber", () => {
     connections[1]?.emit("message", "c", "released");
     expect(newLog).toEqual(["released"]);
     stopNew();
+  });
+
+  describe("a wait that leaves while its SUBSCRIBE is in flight, another channel keeping the connection", () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+    async function withBusyConnection() {
+      const made = ioredisLike();
+      const stopOther = await made.subscribe("other", listener(), new AbortController().signal);
+      const connection = made.connections[0] as FakeConnection;
+      connection.hold = true;
+      return { ...made, connection, stopOther };
+    }
+
+    it("unsubscribes the channel once Redis confirms it, not leaving it subscribed", async () => {
+      const { subscribe, connection, stopOther } = await withBusyConnection();
+      const unwanted = new AbortController();
+      const joining = subscribe("c", listener(), unwanted.signal);
+      await settle();
+      unwanted.abort();
+      connection.answer();
+      await expect(joining).rejects.toThrow();
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c"]);
+      expect(connection.closed).toBe(false);
+      stopOther();
+    });
+
+    it("keeps it for a wait that joined the same channel meanwhile, which hears its messages", async () => {
+      const { subscribe, connection, stopOther } = await withBusyConnection();
+      const unwanted = new AbortController();
+      const leaving = subscribe("c", listener(), unwanted.signal);
+      await settle();
+      unwanted.abort();
+      const log: string[] = [];
+      const joining = subscribe("c", listener(log), new AbortController().signal);
+      await settle();
+      connection.answer();
+      await expect(leaving).rejects.toThrow();
+      const stop = await joining;
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c"]);
+      connection.emit("message", "c", "released");
+      expect(log).toEqual(["released"]);
+      stop();
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c"]);
+      stopOther();
+    });
+
+    it("a wait joining after the UNSUBSCRIBE subscribes again, after it on the connection", async () => {
+      const { subscribe, connection, stopOther } = await withBusyConnection();
+      const unwanted = new AbortController();
+      const leaving = subscribe("c", listener(), unwanted.signal);
+      await settle();
+      unwanted.abort();
+      connection.answer();
+      await expect(leaving).rejects.toThrow();
+      connection.hold = false;
+      const log: string[] = [];
+      const stop = await subscribe("c", listener(log), new AbortController().signal);
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c", "SUBSCRIBE c"]);
+      connection.emit("message", "c", "released");
+      expect(log).toEqual(["released"]);
+      stop();
+      stopOther();
+    });
   });
 });
