@@ -1,7 +1,7 @@
 import { Background } from "./background";
 import type { LeaseOwner } from "./lease";
 import { isQuorum, type LockSettings, type QuorumSpec, resolveLockSettings } from "./options";
-import { type RedisClient, scriptRunnerFor } from "./redis/client";
+import { keyPrefixOf, type RedisClient, scriptRunnerFor } from "./redis/client";
 import { guessServerKind } from "./redis/server";
 import type { LockStore, StoreMaker, StoreTarget } from "./store";
 import type { LockCreateConfig } from "./types";
@@ -10,13 +10,15 @@ import { feedFor } from "./wake/feeds";
 /** Where a lock's key lives on one client: its runner (key-locked on Upstash), server kind, announcements. */
 export function connectTarget(settings: LockSettings, client: RedisClient): StoreTarget {
   const server = settings.server ?? guessServerKind(client);
+  const channelKey = keyPrefixOf(client) + settings.key;
   return {
     lockId: settings.id,
     key: settings.key,
+    channelKey,
     client,
     run: scriptRunnerFor(client, server === "upstash"),
     server,
-    events: () => feedFor(client)?.lockEvents(settings.key), // per wait: wake-ups may be enabled later
+    events: () => feedFor(client)?.lockEvents(channelKey), // per wait: wake-ups may be enabled later
   };
 }
 

@@ -91,6 +91,8 @@ export interface LockStore {
 export interface StoreTarget {
   readonly lockId: string;
   readonly key: string; // the lock key: `prefix` + `id`
+  /** The lock key as Redis sees it (after ioredis's `keyPrefix`): announcements are named from it. */
+  readonly channelKey: string;
   readonly run: ScriptRunner;
   readonly server: ServerKind;
   events(): LockEvents | undefined;

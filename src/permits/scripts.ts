@@ -47,7 +47,8 @@ end
  * last try. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
  * confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
- * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key)
+ * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key as Redis
+ *          sees it: ioredis's keyPrefix included)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
  * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
  * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms

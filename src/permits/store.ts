@@ -44,7 +44,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         token,
         id,
         matching ? "1" : "0",
-        key,
+        target.channelKey,
         flag,
         leaving,
         Date.now(),
@@ -52,7 +52,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     const store: LockStore = {
       seat: fair ? takeSeat : undefined,
       // A fair waiter learns of its turn from a release: @upstash/redis subscribes even without wake-ups.
-      events: fair ? () => target.events() ?? upstashFeedOf(target.client)?.lockEvents(key) : target.events,
+      events: fair
+        ? () => target.events() ?? upstashFeedOf(target.client)?.lockEvents(target.channelKey)
+        : target.events,
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
         const fence = !fencing ? "" : clockFloor ? "clock" : "count";
@@ -60,7 +62,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           token,
           nonce,
           lease,
-          key,
+          target.channelKey,
           queue ? flag : "0",
           queue?.member ?? "",
           queue?.now ?? 0,

@@ -55,6 +55,12 @@ export function clientKind(value: unknown): ClientKind | undefined {
   return has(value, "evalSha") && has(value, "EVALSHA") ? "node-redis" : "eval";
 }
 
+/** ioredis's `keyPrefix`, which it prepends to every key of a command: "" for other clients, or none set. */
+export function keyPrefixOf(client: RedisClient): string {
+  const prefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+  return clientKind(client) === "ioredis" && typeof prefix === "string" ? prefix : "";
+}
+
 export function assertRedisClient(name: string, value: unknown): asserts value is RedisClient {
   if (clientKind(value) === undefined) {
     throw new TypeError(

@@ -2,7 +2,7 @@
 // reconnected connection is a new one, listeners are counted one by one, and a stream that ends is noticed.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enableWakeUps, Lock } from "../../src/index";
+import { enableWakeUps, FairLock, Lock, Semaphore } from "../../src/index";
 import { eventChannel } from "../../src/keys";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
@@ -106,4 +106,60 @@ describe("@upstash/redis: an event stream that ends", () => {
     },
     20_000,
   );
+});
+
+describe("ioredis with its keyPrefix: releases still wake waiters", () => {
+  // The scripts name the channel from the key as Redis sees it (keyPrefix included); so must the subscriber.
+  let server: RedisServerHandle;
+  let admin: IoRedis;
+  let redis: IoRedis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new IoRedis(server.port, "127.0.0.1");
+    redis = new IoRedis(server.port, "127.0.0.1", { keyPrefix: "app:" });
+    enableWakeUps(redis);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    redis.disconnect();
+    await server.stop();
+  });
+
+  // One poll every 4 s after the subscription: a release heard is a handover well before it.
+  const SPARSE = { retry: { attempts: 50, delay: 4_000 } } as const;
+  it.each([
+    ["Lock", (id: string) => new Lock({ id, redis, lease: 20_000, ...SPARSE })],
+    ["FairLock", (id: string) => new FairLock({ id, redis, lease: 20_000, ...SPARSE })],
+  ])(
+    "%s",
+    async (_name, make) => {
+      const id = uniqueId("key-prefix");
+      const holder = make(id);
+      expect(await holder.acquire()).toBe(true);
+      expect(await admin.exists(`app:${id}`)).toBe(1);
+      const waiting = make(id).acquire();
+      const channel = (await eventChannel(`app:${id}`)) as string;
+      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the waiter subscribed");
+      const releasedAt = performance.now();
+      expect(await holder.release()).toBe(true);
+      expect(await waiting).toBe(true);
+      expect(performance.now() - releasedAt).toBeLessThan(3_000);
+    },
+    20_000,
+  );
+
+  it("Semaphore", async () => {
+    const id = uniqueId("key-prefix-semaphore");
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 20_000 });
+    const held = await semaphore.acquireOrThrow();
+    const waiting = semaphore.acquire(SPARSE);
+    const channel = (await eventChannel(`app:${id}`)) as string;
+    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the waiter subscribed");
+    const releasedAt = performance.now();
+    expect(await held.release()).toBe(true);
+    const next = await waiting;
+    expect(next).toBeDefined();
+    expect(performance.now() - releasedAt).toBeLessThan(3_000);
+    await next?.release();
+  }, 20_000);
 });
