@@ -82,22 +82,19 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     subscribed.then(
       () => {
         entry.active = true;
-        unsubscribeIfUnused(link, channel, entry);
+        leave(link, channel, entry);
       },
-      () => {
-        if (link.channels.get(channel) === entry) link.channels.delete(channel);
-      },
+      () => link.channels.get(channel) === entry && link.channels.delete(channel),
     );
     return entry;
   };
-  const unsubscribeIfUnused = (link: Link, channel: string, entry: Channel) => {
+  // The last listener out unsubscribes, once Redis confirmed the SUBSCRIBE (whose reply calls this too).
+  const leave = (link: Link, channel: string, entry: Channel, listener?: ChannelListener) => {
+    if (listener) entry.listeners.delete(listener);
     const idle = entry.active && entry.listeners.size === 0 && !link.dead;
     if (!idle || link.channels.get(channel) !== entry) return;
     link.channels.delete(channel);
     link.client.unsubscribe(channel).catch(() => {});
-  };
-  const leave = (link: Link, channel: string, entry: Channel, listener: ChannelListener) => {
-    if (entry.listeners.delete(listener)) unsubscribeIfUnused(link, channel, entry);
   };
 
   return async (channel, listener, unwanted) => {
@@ -113,6 +110,10 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     };
     unwanted.addEventListener("abort", letGo, { once: true });
     let entry: Channel | undefined;
+    const stop = () => {
+      if (entry) leave(link, channel, entry, listener);
+      letGo();
+    };
     try {
       await link.connected;
       entry = link.channels.get(channel) ?? join(link, channel);
@@ -120,16 +121,11 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
       await entry.subscribed;
       if (link.dead || !using) throw new Error("the subscriber connection closed");
     } catch (error) {
-      if (entry) leave(link, channel, entry, listener);
-      letGo();
+      stop();
       throw error;
     } finally {
       unwanted.removeEventListener("abort", letGo);
     }
-    const joined = entry;
-    return () => {
-      leave(link, channel, joined, listener);
-      letGo();
-    };
+    return stop;
   };
 }
