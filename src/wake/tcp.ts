@@ -16,15 +16,21 @@ interface Channel {
   readonly listeners: Set<ChannelListener>;
   readonly subscribed: Promise<unknown>;
   active: boolean; // Redis confirmed the SUBSCRIBE: only then may its last leaver send UNSUBSCRIBE
+  leaving: Promise<void> | undefined; // its UNSUBSCRIBE, until answered: node-redis forgets listeners then
 }
 
 interface Link {
   readonly client: PubSubClient;
   readonly channels: Map<string, Channel>;
   readonly connected: Promise<unknown>;
+  /** Rejects once the connection is closed: a reply still awaited (ioredis may never send it) is not. */
+  readonly closed: Promise<never>;
+  shut(): void;
   users: number; // waits and subscriptions using it: closed when none is left
   dead: boolean; // the connection dropped: nothing is sent on it again, nor is it reused
 }
+
+const CLOSED = "the subscriber connection closed";
 
 /**
  * One duplicated connection in subscriber mode, opened on first use, closed once unused (even mid-connect).
@@ -38,6 +44,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
 
   const close = (link: Link) => {
     link.dead = true;
+    link.shut();
     if (current === link) current = undefined;
     try {
       // ioredis: disconnect(); node-redis 5 and later: destroy(); 4: disconnect().
@@ -56,35 +63,41 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   };
   const open = (): Link => {
     const client = source.duplicate();
-    const link: Link = { client, channels: new Map(), users: 0, dead: false, connected: Promise.resolve() };
+    let shut!: () => void;
+    const closed = new Promise<never>((_, reject) => {
+      shut = () => reject(new Error(CLOSED));
+    });
+    const connected = Promise.race([ioredis ? undefined : client.connect?.(), closed]);
+    for (const settling of [closed, connected]) settling.catch(() => {});
+    const link: Link = { client, channels: new Map(), connected, closed, shut, users: 0, dead: false };
     client.on("error", () => drop(link)); // unlistened, an error throws; a drop may lose messages
     client.on(ioredis ? "close" : "end", () => drop(link));
     if (ioredis) {
       client.on("message", (channel: string, message: string) => {
         for (const listener of link.channels.get(channel)?.listeners ?? []) listener.message(message);
       });
-    } else {
-      const connected = client.connect?.() ?? Promise.resolve();
-      connected.catch(() => {});
-      (link as { connected: Promise<unknown> }).connected = connected;
     }
     return link;
   };
 
+  const forget = (link: Link, channel: string, entry: Channel) => {
+    if (link.channels.get(channel) === entry) link.channels.delete(channel);
+  };
   const join = (link: Link, channel: string): Channel => {
-    const subscribed = ioredis
+    const sent = ioredis
       ? link.client.subscribe(channel)
       : link.client.subscribe(channel, (message) => {
           for (const each of link.channels.get(channel)?.listeners ?? []) each.message(message);
         });
-    const entry: Channel = { listeners: new Set(), subscribed, active: false };
+    const subscribed = Promise.race([sent, link.closed]);
+    const entry: Channel = { listeners: new Set(), subscribed, active: false, leaving: undefined };
     link.channels.set(channel, entry);
     subscribed.then(
       () => {
         entry.active = true;
         leave(link, channel, entry);
       },
-      () => link.channels.get(channel) === entry && link.channels.delete(channel),
+      () => forget(link, channel, entry),
     );
     return entry;
   };
@@ -92,9 +105,9 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   const leave = (link: Link, channel: string, entry: Channel, listener?: ChannelListener) => {
     if (listener) entry.listeners.delete(listener);
     const idle = entry.active && entry.listeners.size === 0 && !link.dead;
-    if (!idle || link.channels.get(channel) !== entry) return;
-    link.channels.delete(channel);
-    link.client.unsubscribe(channel).catch(() => {});
+    if (!idle || entry.leaving || link.channels.get(channel) !== entry) return;
+    const done = () => forget(link, channel, entry);
+    entry.leaving = Promise.race([link.client.unsubscribe(channel), link.closed]).then(done, done);
   };
 
   return async (channel, listener, unwanted) => {
@@ -116,10 +129,13 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     };
     try {
       await link.connected;
-      entry = link.channels.get(channel) ?? join(link, channel);
+      let found = link.channels.get(channel);
+      for (; found?.leaving; found = link.channels.get(channel)) await found.leaving; // then SUBSCRIBE anew
+      if (link.dead || !using) throw new Error(CLOSED);
+      entry = found ?? join(link, channel);
       entry.listeners.add(listener);
       await entry.subscribed;
-      if (link.dead || !using) throw new Error("the subscriber connection closed");
+      if (link.dead || !using) throw new Error(CLOSED);
     } catch (error) {
       stop();
       throw error;

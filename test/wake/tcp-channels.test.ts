@@ -1,0 +1,141 @@
+// The TCP feed's channels on one subscriber connection, with the real ioredis and node-redis clients: a
+// wait that joins a channel just left (its UNSUBSCRIBE in flight) hears its messages, and a SUBSCRIBE in
+// flight when the connection drops settles, so the next wait gets a fresh connection (review 2026-12-01).
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { Redis as IoRedis } from "ioredis";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChannelListener } from "../../src/wake/feed";
+import { type PubSubClient, tcpSubscriber } from "../../src/wake/tcp";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { waitUntil, within } from "../faults/support/time";
+import { uniqueId } from "../support/redis";
+
+let server: RedisServerHandle;
+let admin: IoRedis;
+/** A TCP relay to the server whose replies can be held back, and whose connections can be cut. */
+let relay: Server;
+let relayPort: number;
+let holdReplies = false;
+const relayed: Socket[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new IoRedis(server.port, "127.0.0.1");
+  relay = createServer((client) => {
+    const toServer = connect(server.port, "127.0.0.1");
+    relayed.push(client, toServer);
+    const held: Buffer[] = [];
+    client.on("data", (data: Buffer) => toServer.write(data));
+    toServer.on("data", (data: Buffer) => (holdReplies ? held.push(data) : client.write(data)));
+    for (const socket of [client, toServer]) socket.on("error", () => {});
+    client.on("close", () => toServer.destroy());
+    toServer.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  relayPort = (relay.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  for (const socket of relayed) socket.destroy();
+  await new Promise((resolve) => relay.close(resolve));
+  admin.disconnect();
+  await server.stop();
+});
+
+const subscribers = async (channel: string) =>
+  Number(((await admin.pubsub("NUMSUB", channel)) as [string, number])[1]);
+const listener = (log: string[]): ChannelListener => ({
+  message: (message) => log.push(message),
+  ended: () => log.push("ended"),
+});
+const forever = () => new AbortController().signal;
+
+/** A source client of each kind on `port`, and how to close it. */
+const kinds: [string, boolean, (port: number) => Promise<{ source: PubSubClient; close(): void }>][] = [
+  [
+    "ioredis",
+    true,
+    async (port) => {
+      const client = new IoRedis(port, "127.0.0.1");
+      client.on("error", () => {});
+      return { source: client as unknown as PubSubClient, close: () => client.disconnect() };
+    },
+  ],
+  [
+    "node-redis",
+    false,
+    async (port) => {
+      const client = createClient({ url: `redis://127.0.0.1:${port}` });
+      client.on("error", () => {});
+      await client.connect();
+      return { source: client as unknown as PubSubClient, close: () => void client.destroy() };
+    },
+  ],
+];
+
+describe.each(kinds)("%s", (_name, ioredis, make) => {
+  /** Publishes until `log` heard one message: a subscription confirmed is not yet visible to every path. */
+  async function hears(channel: string, log: string[]): Promise<void> {
+    await waitUntil(async () => (await subscribers(channel)) === 1, `${channel} subscribed`);
+    await admin.publish(channel, "released");
+    await waitUntil(() => log.includes("released"), `a message on ${channel} heard`);
+  }
+
+  it("a wait that joins a channel as the last one leaves it hears its messages; nothing stays after", async () => {
+    const { source, close } = await make(server.port);
+    const subscribe = tcpSubscriber(source, ioredis);
+    const channel = uniqueId("rejoin");
+    const stopOther = await subscribe(uniqueId("other"), listener([]), forever());
+    const stopFirst = await subscribe(channel, listener([]), forever());
+    stopFirst(); // its UNSUBSCRIBE is in flight as the next wait joins
+    const log: string[] = [];
+    const stop = await subscribe(channel, listener(log), forever());
+    await hears(channel, log);
+    stop();
+    stopOther();
+    await waitUntil(async () => (await subscribers(channel)) === 0, `${channel} unsubscribed`);
+    close();
+  });
+
+  it("a wait that joins a channel whose SUBSCRIBE a left wait sent hears its messages", async () => {
+    const { source, close } = await make(server.port);
+    const subscribe = tcpSubscriber(source, ioredis);
+    const channel = uniqueId("left-early");
+    const stopOther = await subscribe(uniqueId("other"), listener([]), forever());
+    const unwanted = new AbortController();
+    const leaving = subscribe(channel, listener([]), unwanted.signal);
+    await Promise.resolve();
+    unwanted.abort();
+    await leaving.catch(() => undefined);
+    const log: string[] = [];
+    const stop = await subscribe(channel, listener(log), forever());
+    await hears(channel, log);
+    stop();
+    stopOther();
+    await waitUntil(async () => (await subscribers(channel)) === 0, `${channel} unsubscribed`);
+    close();
+  });
+
+  it("a SUBSCRIBE in flight when the connection drops settles; the next wait connects afresh", async () => {
+    const { source, close } = await make(relayPort);
+    const subscribe = tcpSubscriber(source, ioredis);
+    const activeLog: string[] = [];
+    const stopActive = await subscribe(uniqueId("active"), listener(activeLog), forever());
+    const subscriberSockets = relayed.length;
+    holdReplies = true;
+    const channel = uniqueId("in-flight");
+    const pending = subscribe(channel, listener([]), forever());
+    await waitUntil(async () => (await subscribers(channel)) === 1, "the SUBSCRIBE reached Redis");
+    for (const socket of relayed.slice(subscriberSockets - 2, subscriberSockets)) socket.destroy();
+    holdReplies = false;
+    await expect(within(pending, 5_000, "the pending SUBSCRIBE")).rejects.toThrow(/closed/);
+    expect(activeLog).toEqual(["ended"]);
+    stopActive();
+    const log: string[] = [];
+    const stop = await within(subscribe(channel, listener(log), forever()), 5_000, "the next wait");
+    await hears(channel, log);
+    stop();
+    close();
+  });
+});
