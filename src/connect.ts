@@ -4,6 +4,7 @@ import { isQuorum, type LockSettings, type QuorumSpec, resolveLockSettings } fro
 import { keyPrefixOf, type RedisClient, scriptRunnerFor } from "./redis/client";
 import { guessServerKind } from "./redis/server";
 import type { LockStore, StoreMaker, StoreTarget } from "./store";
+import { TokenLeases } from "./token-leases";
 import type { LockCreateConfig } from "./types";
 import { feedFor } from "./wake/feeds";
 
@@ -35,6 +36,7 @@ export function connect(
 
 /** A Lock's or Semaphore's parts: what its leases share, its checked settings, the work it leaves running. */
 export interface Owner extends LeaseOwner {
+  readonly tokens: TokenLeases;
   readonly settings: LockSettings;
   readonly running: Background;
 }
@@ -47,5 +49,6 @@ export function openOwner(config: LockCreateConfig, fair: boolean, make: StoreMa
   const settings = resolveLockSettings(config, fair);
   const running = new Background(settings.waitUntil);
   const store = connect(settings, config.redis, make, running);
-  return { lockId: settings.id, store, background: running.add, settings, running };
+  const tokens = new TokenLeases();
+  return { lockId: settings.id, store, background: running.add, tokens, settings, running };
 }

@@ -3,6 +3,7 @@ import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
 import { TIMED_OUT, within } from "./race";
 import type { LockStore, Observation } from "./store";
+import type { TokenLeases } from "./token-leases";
 import type { LockStatus } from "./types";
 import { check } from "./validate";
 
@@ -14,6 +15,8 @@ export interface LeaseOwner {
   readonly store: LockStore;
   /** Hands work that outlives a call to the lock's `pending` and the platform's `waitUntil`. */
   readonly background: (work: Promise<unknown>) => void;
+  /** The leases of caller-chosen tokens here, one hold per token. */
+  readonly tokens?: TokenLeases | undefined;
 }
 
 export interface LeaseContext extends LeaseOwner {
@@ -29,16 +32,18 @@ export interface LeaseContext extends LeaseOwner {
   readonly onEnd?: (() => void) | undefined;
 }
 
+/** A lease's context; a token the caller chose (`plan.uuid`) is one hold with its other leases here. */
 export function leaseContext(
   owner: LeaseOwner,
-  plan: Pick<LeaseContext, "lease" | "renewInterval" | "onLost">,
+  plan: Pick<LeaseContext, "lease" | "renewInterval" | "onLost"> & { readonly uuid?: string | undefined },
   token: string,
   permit: number | undefined,
   onEnd?: () => void,
 ): LeaseContext {
   const { lease, renewInterval, onLost } = plan;
   const { lockId, store, background } = owner; // not spread: a fixed shape is several times cheaper to make
-  return { lockId, store, background, token, permit, lease, renewInterval, onLost, onEnd };
+  const tokens = plan.uuid === token ? owner.tokens : undefined;
+  return { lockId, store, background, tokens, token, permit, lease, renewInterval, onLost, onEnd };
 }
 
 /** What Redis confirmed as a lease starts: the token holds for `pttl` ms as of monotonic time `sentAt`. */
@@ -113,12 +118,15 @@ export class Lease implements AsyncDisposable {
       this.#controller = new AbortController();
       deadlineAware(this.#controller.signal, () => this.#checkDeadline());
       if (this.#lossReason) this.#controller.abort(this.#lossError(this.#lossReason));
-      if (!this.#watched) {
-        this.#watched = true;
-        this.#armDeadline();
-      }
+      this.#watch();
     }
     return this.#controller.signal;
+  }
+
+  #watch(): void {
+    if (this.#watched) return;
+    this.#watched = true;
+    this.#armDeadline();
   }
 
   /**
@@ -127,14 +135,19 @@ export class Lease implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
-    if (this.#gone || this.#retired) return false;
+    const { store, token, lease, permit, tokens } = this.#c;
+    // A same-token acquisition in flight may take the hold over. Checked again after each wait, and not
+    // awaited when none is: an acquisition starting in between would overlap this release.
+    while (tokens?.settled("acquiring", token)) await tokens.settled("acquiring", token);
+    if (!this.releasable) return false;
     this.#end();
-    const { store, token, lease, permit } = this.#c;
     const request = store.release(token, lease, permit);
     // Past the lease, Redis has expired the key: a later answer changes nothing.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
+    const answer = within(request, limit, (late) => this.#c.background(late.catch(() => {})));
+    tokens?.track("releasing", token, answer); // a same-token acquisition waits: it would confirm, then lose
     // Not known released if this throws: a later release() may try again; the lease bounds the key.
-    const released = await within(request, limit, (late) => this.#c.background(late.catch(() => {})));
+    const released = await answer;
     this.#gone = true;
     return released === TIMED_OUT ? false : released;
   }
@@ -172,20 +185,28 @@ export class Lease implements AsyncDisposable {
     return this.#confirmed && !this.#ended;
   }
 
-  /** @internal Whether this lease holds with `token` (on `permit`, when given). */
-  holdsWith(token: string, permit?: number): boolean {
-    return this.active && this.#c.token === token && (permit === undefined || this.#c.permit === permit);
+  /** @internal Whether this lease holds with `token`. */
+  holdsWith(token: string): boolean {
+    return this.active && this.#c.token === token;
+  }
+
+  /** @internal Whether `release()` would send a request: neither released, known gone, nor retired. */
+  get releasable(): boolean {
+    return !this.#gone && !this.#retired;
   }
 
   /**
    * @internal Hands the hold to `successor`, a newer lease of this token here: this ends with no request or
-   * loss, its `release()` sends nothing (it would end the successor's hold); lost ("taken") when that ends.
+   * loss, its `release()` sends nothing (it would end the successor's hold); lost ("taken") when that ends,
+   * which the successor then watches for (its deadline too), whatever its own options.
    */
   retire(successor: Lease): void {
+    if (!this.releasable) return;
     this.#retired = true;
     const followers = this.#followers.splice(0);
     this.#end();
     successor.#followers.push(...followers, () => this.#reportLoss("taken"));
+    successor.#watch();
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */

@@ -1,11 +1,11 @@
 import { type AcquisitionContext, acquire, type Outcome } from "./acquire";
 import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError, LockLostError } from "./errors";
-import { newToken } from "./ids";
 import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
-import { resolveAcquirePlan } from "./options";
+import { type AcquirePlan, resolveAcquirePlan } from "./options";
 import type { StoreMaker } from "./store";
+import type { Acquired } from "./token-leases";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { check } from "./validate";
 
@@ -37,9 +37,14 @@ export class Lock implements AsyncDisposable {
   constructor(config: LockCreateConfig) {
     const { fair, make } = this.storeKind();
     this.#owner = openOwner(config, fair, make);
-    const seeded = this.#owner.settings.uuid;
-    if (seeded !== undefined)
-      this.#lease = new Lease(leaseContext(this.#owner, this.#owner.settings.plain, seeded, 1), undefined);
+    const { settings, tokens } = this.#owner;
+    const seeded = settings.uuid;
+    if (seeded === undefined) return;
+    this.#lease = new Lease(
+      leaseContext(this.#owner, { ...settings.plain, uuid: seeded }, seeded, 1),
+      undefined,
+    );
+    tokens.add(seeded, this.#lease);
   }
 
   /** @internal How this kind of lock keeps its key; a FairLock keeps a line beside it. */
@@ -158,9 +163,12 @@ export class Lock implements AsyncDisposable {
   async #acquire(config: LockAcquireConfig | undefined): Promise<Outcome> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    const token = plan.uuid ?? newToken();
-    // Same token again (a re-send, a hand-back): same holder, no wait; the old lease hands its hold over.
-    const again = this.#lease?.holdsWith(token) ? this.#lease : undefined;
+    const attempt = (token: string, holding: Lease | undefined) => this.#attempt(plan, token, holding);
+    return (await this.#owner.tokens.acquire(plan.uuid, attempt)).outcome;
+  }
+
+  /** `again`: this token's lease here, which holds: the same holder (a re-send, a hand-back), so no wait. */
+  async #attempt(plan: AcquirePlan, token: string, again: Lease | undefined): Promise<Acquired> {
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
       if (this.#turn && this.#turn !== mine) return this.#turn.ended;
@@ -177,14 +185,11 @@ export class Lock implements AsyncDisposable {
     }
     if (!outcome.acquired) {
       mine?.end();
-      if (again && outcome.reason !== "redis-error") again.lose("taken"); // another holds it now
-      return outcome;
+      return { outcome };
     }
     if (again) mine = this.#newTurn();
-    const lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
-    again?.retire(lease);
-    this.#lease = lease;
-    return outcome;
+    this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+    return { outcome, lease: this.#lease };
   }
 
   #newTurn(): Turn {

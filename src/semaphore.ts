@@ -1,10 +1,10 @@
-import { acquire, type Outcome } from "./acquire";
+import { acquire } from "./acquire";
 import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError } from "./errors";
-import { newToken } from "./ids";
 import { Lease, leaseContext, runHolding } from "./lease";
-import { type AcquirePlan, resolveAcquirePlan } from "./options";
+import { resolveAcquirePlan } from "./options";
 import { MAX_PERMITS, permitStore } from "./permits/store";
+import type { Acquired } from "./token-leases";
 import type { LockAcquireConfig, SemaphoreCreateConfig } from "./types";
 import { check } from "./validate";
 
@@ -20,7 +20,6 @@ export class Semaphore {
   /** How many holders the semaphore admits at once. */
   readonly limit: number;
   readonly #owner: Owner;
-  readonly #leases = new Map<string, Lease>(); // each token's newest lease here, which a same-token one takes over
 
   /**
    * Checks the options and creates the semaphore; sends nothing to Redis.
@@ -59,17 +58,16 @@ export class Semaphore {
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquire(config?: LockAcquireConfig): Promise<Lease | undefined> {
-    const { plan, token, outcome } = await this.#acquire(config);
-    if (outcome.acquired) return this.#lease(plan, token, outcome);
-    if (outcome.reason === "redis-error") throw outcome.error;
-    return undefined;
+    const { outcome, lease } = await this.#acquire(config);
+    if (!outcome.acquired && outcome.reason === "redis-error") throw outcome.error;
+    return lease;
   }
 
   /** Like `acquire()`, for `await using`. @throws {LockAcquisitionError} if none was taken (see `reason`). */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<Lease> {
-    const { plan, token, outcome } = await this.#acquire(config);
+    const { outcome, lease } = await this.#acquire(config);
     if (!outcome.acquired) throw new LockAcquisitionError(this.id, outcome);
-    return this.#lease(plan, token, outcome);
+    return lease as Lease;
   }
 
   /** Like {@link Lock.runExclusive}, with a permit taken as by {@link Semaphore.acquireOrThrow}. */
@@ -86,29 +84,14 @@ export class Semaphore {
     return new Lease(leaseContext(this.#owner, this.#owner.settings.plain, uuid, undefined), undefined);
   }
 
-  async #acquire(
-    config: LockAcquireConfig | undefined,
-  ): Promise<{ plan: AcquirePlan; token: string; outcome: Outcome }> {
+  async #acquire(config: LockAcquireConfig | undefined): Promise<Acquired> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    const token = plan.uuid ?? newToken();
-    const earlier = this.#leases.get(token);
-    const held = earlier?.active === true; // confirmed before this acquisition's first try was sent
-    const { lockId, store, background } = this.#owner;
-    const outcome = await acquire({ lockId, store, background, plan, token });
-    // A try finding its own token holding takes that permit, so a refusal means the token lost it.
-    if (held && !outcome.acquired && outcome.reason !== "redis-error") earlier?.lose("taken");
-    return { plan, token, outcome };
-  }
-
-  /** One token holds one permit: a newer lease of it takes the hold over from the one this instance had. */
-  #lease(plan: AcquirePlan, token: string, outcome: Outcome & { acquired: true }): Lease {
-    const leases = this.#leases;
-    const earlier = leases.get(token);
-    const onEnd = () => leases.get(token) === lease && leases.delete(token);
-    const lease: Lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, onEnd), outcome);
-    if (earlier?.holdsWith(token, outcome.permit)) earlier.retire(lease);
-    leases.set(token, lease);
-    return lease;
+    return this.#owner.tokens.acquire(plan.uuid, async (token) => {
+      const { lockId, store, background } = this.#owner;
+      const outcome = await acquire({ lockId, store, background, plan, token });
+      if (!outcome.acquired) return { outcome };
+      return { outcome, lease: new Lease(leaseContext(this.#owner, plan, token, outcome.permit), outcome) };
+    });
   }
 }

@@ -3,9 +3,10 @@
 // instance or in another process. Two leases of one uuid on one Lock (or one Semaphore) are one hold: the
 // earlier one's release leaves it to the later one, and learns when the later one's hold ends.
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock, Semaphore } from "../../src/index";
+import { FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
+import { waitUntil } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -190,5 +191,112 @@ describe("two leases of one uuid on one Semaphore", () => {
     expect(second.signal.aborted).toBe(intruder !== undefined);
     await intruder?.release();
     await second.release();
+  });
+});
+
+// A release and a same-uuid acquisition on one instance never overlap (review of 2026-12-01): either order
+// of their requests in Redis would otherwise end the hold the acquisition confirmed, unknown to its lease.
+type Holder = { release(): Promise<boolean>; readonly signal: AbortSignal };
+const kinds: [
+  string,
+  (
+    id: string,
+    redis: ReturnType<typeof newRedis>,
+    lease?: number,
+  ) => {
+    acquire(config: {
+      uuid: string;
+      lease?: number;
+      onLost?: (error: { reason: string }) => void;
+    }): Promise<Holder>;
+    intruderGetsIn(): Promise<boolean>;
+  },
+][] = [
+  [
+    "Lock",
+    (id, redis, lease = 10_000) => {
+      const lock = new Lock({ id, redis, lease });
+      return {
+        // The lease runExclusive passes, held until released by the test.
+        acquire: (config) =>
+          new Promise<Holder>((resolve, reject) => {
+            const holding = (_signal: AbortSignal, lease: Lease) =>
+              new Promise<void>((finished) =>
+                resolve({ signal: lease.signal, release: () => lease.release().finally(finished) }),
+              );
+            lock.runExclusive(holding, config).catch(reject);
+          }),
+        intruderGetsIn: () => new Lock({ id, redis, retry: { attempts: 1 } }).acquire(),
+      };
+    },
+  ],
+  [
+    "Semaphore",
+    (id, redis, lease = 10_000) => {
+      const semaphore = new Semaphore({ id, redis, limit: 1, lease });
+      return {
+        acquire: (config) => semaphore.acquireOrThrow(config),
+        intruderGetsIn: async () => {
+          const intruder = await new Semaphore({ id, redis, limit: 1 }).acquire({ retry: { attempts: 1 } });
+          await intruder?.release();
+          return intruder !== undefined;
+        },
+      };
+    },
+  ],
+];
+
+describe.each(kinds)("%s: a release and a same-uuid acquisition at once", (_name, make) => {
+  it("a release while the acquisition is in flight leaves the hold to it", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const one = make(uniqueId("release-during-acquire"), redis);
+    const first = await one.acquire({ uuid });
+    const acquiring = one.acquire({ uuid });
+    await pause(1); // its try is on its way
+    expect(await first.release()).toBe(false);
+    const second = await acquiring;
+    expect(await one.intruderGetsIn()).toBe(false);
+    expect(second.signal.aborted).toBe(false);
+    expect(await second.release()).toBe(true);
+    expect(await one.intruderGetsIn()).toBe(true);
+  });
+
+  it("an acquisition while the release is in flight takes the lock afresh", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const one = make(uniqueId("acquire-during-release"), redis);
+    const first = await one.acquire({ uuid });
+    const releasing = first.release();
+    const second = await one.acquire({ uuid });
+    expect(await releasing).toBe(true);
+    expect(await one.intruderGetsIn()).toBe(false);
+    expect(second.signal.aborted).toBe(false);
+    expect(await second.release()).toBe(true);
+  });
+
+  it("an older lease past its deadline, released after a newer one of its uuid, leaves the newer hold", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const one = make(uniqueId("expired-then-again"), redis);
+    const first = await one.acquire({ uuid, lease: 200 });
+    await waitUntil(() => first.signal.aborted, "the first lease ran out");
+    const second = await one.acquire({ uuid, lease: 10_000 });
+    expect(await first.release()).toBe(false);
+    expect(await one.intruderGetsIn()).toBe(false);
+    expect(second.signal.aborted).toBe(false);
+    expect(await second.release()).toBe(true);
+  });
+
+  it("the older lease learns when the newer one's hold runs out, though nothing watches the newer one", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const one = make(uniqueId("unwatched-successor"), redis, 300);
+    const lost: string[] = [];
+    await one.acquire({ uuid, onLost: (error) => lost.push(error.reason) });
+    await one.acquire({ uuid });
+    expect(lost).toEqual([]);
+    await waitUntil(() => lost.length > 0, "the older lease told");
+    expect(lost).toEqual(["taken"]);
   });
 });
