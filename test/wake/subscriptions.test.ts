@@ -17,23 +17,29 @@ async function subscribers(admin: IoRedis, channel: string): Promise<number> {
   return Number(reply[1]);
 }
 
-describe("ioredis: a subscription after the client reconnected by itself", () => {
+/** A server of the describe block's own, an admin client, and a client with wake-ups and `options`. */
+function useIoRedis(options: { keyPrefix?: string } = {}): { admin: IoRedis; redis: IoRedis } {
   let server: RedisServerHandle;
-  let admin: IoRedis;
-  let redis: IoRedis;
+  const clients = {} as { admin: IoRedis; redis: IoRedis };
   beforeAll(async () => {
     server = await startRedisServer();
-    admin = new IoRedis(server.port, "127.0.0.1");
-    redis = new IoRedis(server.port, "127.0.0.1");
-    enableWakeUps(redis);
+    clients.admin = new IoRedis(server.port, "127.0.0.1");
+    clients.redis = new IoRedis(server.port, "127.0.0.1", options);
+    enableWakeUps(clients.redis);
   });
   afterAll(async () => {
-    admin.disconnect();
-    redis.disconnect();
+    clients.admin.disconnect();
+    clients.redis.disconnect();
     await server.stop();
   });
+  return clients;
+}
+
+describe("ioredis: a subscription after the client reconnected by itself", () => {
+  const clients = useIoRedis();
 
   it("a second waiter stays subscribed when the first one's wait ends, and is woken at once", async () => {
+    const { admin, redis } = clients;
     const id = uniqueId("reconnect");
     const channel = (await eventChannel(id)) as string;
     const holder = new Lock({ id, redis, lease: 20_000 });
@@ -110,29 +116,17 @@ describe("@upstash/redis: an event stream that ends", () => {
 
 describe("ioredis with its keyPrefix: releases still wake waiters", () => {
   // The scripts name the channel from the key as Redis sees it (keyPrefix included); so must the subscriber.
-  let server: RedisServerHandle;
-  let admin: IoRedis;
-  let redis: IoRedis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new IoRedis(server.port, "127.0.0.1");
-    redis = new IoRedis(server.port, "127.0.0.1", { keyPrefix: "app:" });
-    enableWakeUps(redis);
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    redis.disconnect();
-    await server.stop();
-  });
+  const clients = useIoRedis({ keyPrefix: "app:" });
 
   // One poll every 4 s after the subscription: a release heard is a handover well before it.
   const SPARSE = { retry: { attempts: 50, delay: 4_000 } } as const;
   it.each([
-    ["Lock", (id: string) => new Lock({ id, redis, lease: 20_000, ...SPARSE })],
-    ["FairLock", (id: string) => new FairLock({ id, redis, lease: 20_000, ...SPARSE })],
+    ["Lock", (id: string) => new Lock({ id, redis: clients.redis, lease: 20_000, ...SPARSE })],
+    ["FairLock", (id: string) => new FairLock({ id, redis: clients.redis, lease: 20_000, ...SPARSE })],
   ])(
     "%s",
     async (_name, make) => {
+      const { admin } = clients;
       const id = uniqueId("key-prefix");
       const holder = make(id);
       expect(await holder.acquire()).toBe(true);
@@ -149,6 +143,7 @@ describe("ioredis with its keyPrefix: releases still wake waiters", () => {
   );
 
   it("Semaphore", async () => {
+    const { admin, redis } = clients;
     const id = uniqueId("key-prefix-semaphore");
     const semaphore = new Semaphore({ id, redis, limit: 1, lease: 20_000 });
     const held = await semaphore.acquireOrThrow();

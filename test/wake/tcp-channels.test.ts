@@ -5,7 +5,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChannelListener } from "../../src/wake/feed";
+import type { ChannelListener, SubscribeChannel } from "../../src/wake/feed";
 import { type PubSubClient, tcpSubscriber } from "../../src/wake/tcp";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil, within } from "../faults/support/time";
@@ -82,13 +82,16 @@ describe.each(kinds)("%s", (_name, ioredis, make) => {
     await waitUntil(() => log.includes("released"), `a message on ${channel} heard`);
   }
 
-  it("a wait that joins a channel as the last one leaves it hears its messages; nothing stays after", async () => {
+  /**
+   * On a connection another channel keeps open, `leave` makes a wait on `channel` leave it; then a new wait
+   * joins: it must hear the channel's messages, and once it ends nothing stays subscribed.
+   */
+  async function rejoin(leave: (subscribe: SubscribeChannel, channel: string) => Promise<void>) {
     const { source, close } = await make(server.port);
     const subscribe = tcpSubscriber(source, ioredis);
     const channel = uniqueId("rejoin");
     const stopOther = await subscribe(uniqueId("other"), listener([]), forever());
-    const stopFirst = await subscribe(channel, listener([]), forever());
-    stopFirst(); // its UNSUBSCRIBE is in flight as the next wait joins
+    await leave(subscribe, channel);
     const log: string[] = [];
     const stop = await subscribe(channel, listener(log), forever());
     await hears(channel, log);
@@ -96,26 +99,22 @@ describe.each(kinds)("%s", (_name, ioredis, make) => {
     stopOther();
     await waitUntil(async () => (await subscribers(channel)) === 0, `${channel} unsubscribed`);
     close();
-  });
+  }
 
-  it("a wait that joins a channel whose SUBSCRIBE a left wait sent hears its messages", async () => {
-    const { source, close } = await make(server.port);
-    const subscribe = tcpSubscriber(source, ioredis);
-    const channel = uniqueId("left-early");
-    const stopOther = await subscribe(uniqueId("other"), listener([]), forever());
-    const unwanted = new AbortController();
-    const leaving = subscribe(channel, listener([]), unwanted.signal);
-    await Promise.resolve();
-    unwanted.abort();
-    await leaving.catch(() => undefined);
-    const log: string[] = [];
-    const stop = await subscribe(channel, listener(log), forever());
-    await hears(channel, log);
-    stop();
-    stopOther();
-    await waitUntil(async () => (await subscribers(channel)) === 0, `${channel} unsubscribed`);
-    close();
-  });
+  it("a wait that joins a channel as the last one leaves it hears its messages; nothing stays after", () =>
+    rejoin(async (subscribe, channel) => {
+      const stopFirst = await subscribe(channel, listener([]), forever());
+      stopFirst(); // its UNSUBSCRIBE is in flight as the next wait joins
+    }));
+
+  it("a wait that joins a channel whose SUBSCRIBE a left wait sent hears its messages", () =>
+    rejoin(async (subscribe, channel) => {
+      const unwanted = new AbortController();
+      const leaving = subscribe(channel, listener([]), unwanted.signal);
+      await Promise.resolve();
+      unwanted.abort();
+      await leaving.catch(() => undefined);
+    }));
 
   it("a SUBSCRIBE in flight when the connection drops settles; the next wait connects afresh", async () => {
     const { source, close } = await make(relayPort);
