@@ -201,7 +201,8 @@ export class Lease implements AsyncDisposable {
    * which the successor then watches for (its deadline too), whatever its own options.
    */
   retire(successor: Lease): void {
-    if (!this.releasable) return;
+    // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
+    if (!this.releasable || successor.#c.permit !== this.#c.permit) return;
     this.#retired = true;
     const followers = this.#followers.splice(0);
     this.#end();

@@ -138,6 +138,34 @@ describe("quorum lock over independent instances", () => {
     await waitUntil(async () => (await holders(three(), id)) === 0, "no instance holding the lock");
   });
 
+  it("a Semaphore's two leases of one uuid may hold a permit each; each release frees its own", async () => {
+    const id = uniqueId("quorum-same-uuid");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis: quorumOfThree(), limit: 2, lease: 10_000 });
+    const first = await semaphore.acquireOrThrow({ uuid });
+    const second = await semaphore.acquireOrThrow({ uuid });
+    await semaphore.pending;
+    const permitsHeld = async () => {
+      const keys = await clients[0]?.keys(`*${id}*permit*`);
+      const values = await Promise.all((keys ?? []).map((key) => clients[0]?.get(key)));
+      return values.filter((value) => value === uuid).length;
+    };
+    const held = await permitsHeld();
+    // One permit: the second lease took the first's hold over, so the first's release sends nothing.
+    expect(await first.release()).toBe(held === 2);
+    expect(second.signal.aborted).toBe(false);
+    expect(await permitsHeld()).toBe(1);
+    const third = await new Semaphore({ id, redis: quorumOfThree(), limit: 2 }).acquire({
+      retry: { attempts: 2 },
+    });
+    expect(third).toBeDefined();
+    expect(await second.release()).toBe(true);
+    await third?.release();
+    await semaphore.pending;
+    const left = await Promise.all(three().map((client) => client.keys(`*${id}*permit*`)));
+    expect(left.flat()).toEqual([]);
+  });
+
   it("refuses fencing, whose tokens need one counter", async () => {
     expect(() => new Lock({ id: "x", redis: quorumOfThree(), fencing: true })).toThrow(/fencing.*quorum/);
     await expect(new Lock({ id: "x", redis: quorumOfThree() }).acquire({ fencing: true })).rejects.toThrow(
