@@ -11,6 +11,7 @@ import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, TIMED_OUT, within } from "./race";
 import type { Take } from "./store";
+import type { TokenGate } from "./token-leases";
 import { type Meaning, Waiting } from "./waiting";
 import type { FeedEvent } from "./wake/feed";
 
@@ -38,6 +39,8 @@ export interface AcquisitionContext extends LeaseOwner {
   readonly token: string;
   /** Undefined: this may go to Redis; else settles when the instance's earlier acquisition or hold ends. */
   readonly turn?: (() => Promise<void> | undefined) | undefined;
+  /** With a token the caller chose: keeps each try apart from a release of the token here (`TokenLeases`). */
+  readonly gate?: TokenGate | undefined;
 }
 
 const NEVER = Number.POSITIVE_INFINITY;
@@ -53,6 +56,7 @@ export async function acquire({
   token,
   background,
   turn,
+  gate,
 }: AcquisitionContext): Promise<Outcome> {
   const { attempts, backoff, lease, signal } = plan;
   const started = monotonicNow();
@@ -109,14 +113,14 @@ export async function acquire({
   const tryOnce = async (): Promise<
     Take | { kind: "local"; ended: Promise<void> } | { kind: "error" } | typeof TIMED_OUT
   > => {
-    if (!hasTurn) {
-      const ended = turn?.();
-      if (ended) {
-        last = { held: { kind: "held", pttl: -1 } };
-        return { kind: "local", ended };
-      }
-      hasTurn = true;
+    // Waits here: the instance's turn, or a release of this token in flight (its try would confirm, then lose).
+    const ended = (hasTurn ? undefined : turn?.()) ?? gate?.releasing();
+    if (ended) {
+      last = { held: { kind: "held", pttl: -1 } };
+      return { kind: "local", ended: ended.then(() => {}) };
     }
+    hasTurn = true;
+    const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
     const nonce = newCallId();
     const ticket = seat?.ticket(spent >= attempts);
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
@@ -137,6 +141,7 @@ export async function acquire({
     const useful = answeredAt + lease - clockDriftAllowance(lease);
     outOfBudget = budgetEnd <= useful; // the nearer bound: running out means the timeout, or Redis's silence
     const limit = Math.min(budgetEnd, useful) - monotonicNow();
+    let won = false; // a try that took the lock stays marked until its lease is registered
     try {
       const take = await abortable(within(request, limit, abandon), signal, abandon);
       if (take === TIMED_OUT) {
@@ -148,6 +153,7 @@ export async function acquire({
       }
       if (ticket) seat?.note(take, ticket);
       if (take.kind === "held") last = { held: take };
+      won = take.kind === "acquired";
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
@@ -155,6 +161,8 @@ export async function acquire({
       if (ticket) seat?.note(undefined, ticket);
       last = { error };
       return { kind: "error" };
+    } finally {
+      if (!won) unmark?.();
     }
   };
 

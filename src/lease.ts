@@ -136,16 +136,17 @@ export class Lease implements AsyncDisposable {
    */
   async release(): Promise<boolean> {
     const { store, token, lease, permit, tokens } = this.#c;
-    // A same-token acquisition in flight may take the hold over. Checked again after each wait, and not
-    // awaited when none is: an acquisition starting in between would overlap this release.
-    while (tokens?.settled("acquiring", token)) await tokens.settled("acquiring", token);
+    if (!this.releasable) return false;
+    // A same-token try in flight may take the hold over. Checked again after each wait, and not awaited
+    // when none is: a try sent in between would overlap this release.
+    while (tokens?.settled("trying", token)) await tokens.settled("trying", token);
     if (!this.releasable) return false;
     this.#end();
     const request = store.release(token, lease, permit);
     // Past the lease, Redis has expired the key: a later answer changes nothing.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
     const answer = within(request, limit, (late) => this.#c.background(late.catch(() => {})));
-    tokens?.track("releasing", token, answer); // a same-token acquisition waits: it would confirm, then lose
+    tokens?.track("releasing", token, answer); // a same-token try waits: it would confirm, then lose
     // Not known released if this throws: a later release() may try again; the lease bounds the key.
     const released = await answer;
     this.#gone = true;
@@ -202,7 +203,8 @@ export class Lease implements AsyncDisposable {
    */
   retire(successor: Lease): void {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
-    if (!this.releasable || successor.#c.permit !== this.#c.permit) return;
+    const [mine, theirs] = [this.#c.permit, successor.#c.permit];
+    if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
     this.#retired = true;
     const followers = this.#followers.splice(0);
     this.#end();

@@ -5,7 +5,7 @@ import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
 import { type AcquirePlan, resolveAcquirePlan } from "./options";
 import type { StoreMaker } from "./store";
-import type { Acquired } from "./token-leases";
+import type { Acquired, TokenGate } from "./token-leases";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { check } from "./validate";
 
@@ -163,12 +163,18 @@ export class Lock implements AsyncDisposable {
   async #acquire(config: LockAcquireConfig | undefined): Promise<Outcome> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    const attempt = (token: string, holding: Lease | undefined) => this.#attempt(plan, token, holding);
+    const attempt = (token: string, holding: Lease | undefined, gate: TokenGate | undefined) =>
+      this.#attempt(plan, token, holding, gate);
     return (await this.#owner.tokens.acquire(plan.uuid, attempt)).outcome;
   }
 
   /** `again`: this token's lease here, which holds: the same holder (a re-send, a hand-back), so no wait. */
-  async #attempt(plan: AcquirePlan, token: string, again: Lease | undefined): Promise<Acquired> {
+  async #attempt(
+    plan: AcquirePlan,
+    token: string,
+    again: Lease | undefined,
+    gate: TokenGate | undefined,
+  ): Promise<Acquired> {
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
       if (this.#turn && this.#turn !== mine) return this.#turn.ended;
@@ -178,7 +184,8 @@ export class Lock implements AsyncDisposable {
     let outcome: Outcome;
     try {
       const { lockId, store, background } = this.#owner;
-      outcome = await acquire({ lockId, store, background, plan, token, turn: again ? undefined : turn });
+      const context = { lockId, store, background, plan, token, gate, turn: again ? undefined : turn };
+      outcome = await acquire(context);
     } catch (error) {
       mine?.end();
       throw error;

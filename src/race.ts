@@ -34,7 +34,7 @@ export function abortable<T>(
       onAbandoned(work);
       reject(signal.reason);
     };
-    if (signal.aborted) return onAbort();
+    if (signal.aborted) return void onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     void work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });

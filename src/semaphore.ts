@@ -78,18 +78,29 @@ export class Semaphore {
     return runHolding(await this.acquireOrThrow(config), work);
   }
 
-  /** The lease on a permit another process took with `acquire({ uuid })`, to use here; sends nothing yet. */
+  /**
+   * The lease on a permit taken with `acquire({ uuid })`, to use here; sends nothing yet. Taken here and
+   * still held: that acquisition's lease (one uuid, one hold).
+   */
   permit(uuid: string): Lease {
     check("uuid", uuid, "string", true);
-    return new Lease(leaseContext(this.#owner, this.#owner.settings.plain, uuid, undefined), undefined);
+    const { tokens, settings } = this.#owner;
+    const held = tokens.newest(uuid);
+    if (held?.active) return held;
+    const handle = new Lease(
+      leaseContext(this.#owner, { ...settings.plain, uuid }, uuid, undefined),
+      undefined,
+    );
+    tokens.add(uuid, handle);
+    return handle;
   }
 
   async #acquire(config: LockAcquireConfig | undefined): Promise<Acquired> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    return this.#owner.tokens.acquire(plan.uuid, async (token) => {
+    return this.#owner.tokens.acquire(plan.uuid, async (token, _holding, gate) => {
       const { lockId, store, background } = this.#owner;
-      const outcome = await acquire({ lockId, store, background, plan, token });
+      const outcome = await acquire({ lockId, store, background, plan, token, gate });
       if (!outcome.acquired) return { outcome };
       return { outcome, lease: new Lease(leaseContext(this.#owner, plan, token, outcome.permit), outcome) };
     });

@@ -8,18 +8,28 @@ export interface Acquired {
   readonly lease?: Lease | undefined;
 }
 
-/** Requests about one token that the other kind must wait for: an acquisition's, or a release's. */
-type Kind = "acquiring" | "releasing";
+/** What keeps an acquisition's tries apart from releases of its token on the same instance. */
+export interface TokenGate {
+  /** Settles once no release of the token is in flight here; undefined when none is. */
+  releasing(): Promise<unknown> | undefined;
+  /** Marks a try as sent (call it in the tick that sends it); returns how to unmark a try that failed. */
+  trying(): () => void;
+}
+
+/** Requests about one token that the other kind must wait for: a try's, or a release's. */
+type Kind = "trying" | "releasing";
 
 /**
  * The leases of caller-chosen tokens (`uuid`) on one Lock or Semaphore, and their requests in flight. One
  * token is one hold: a newer lease takes it over from an older one not released (`Lease.retire`). A release
- * and a same-token acquisition never overlap: whichever came second waits, lest the release end the hold
- * the acquisition confirmed. Held weakly: a lease nobody can release any more is forgotten.
+ * and a same-token try never overlap: a try waits for a release in flight, and a release for a try in flight
+ * (until the lease it made is registered, so that the release finds its own lease retired), lest the release
+ * end the hold the try confirmed. Between tries nothing waits. Held weakly: a lease nobody can release any
+ * more is forgotten. Random tokens never recur, so are not kept.
  */
 export class TokenLeases {
   readonly #leases = new Map<string, WeakRef<Lease>>();
-  readonly #inFlight = { acquiring: new Map<string, Promise<unknown>>(), releasing: new Map() };
+  readonly #inFlight = { trying: new Map<string, Promise<unknown>>(), releasing: new Map() };
   #pruneAt = 64; // forgotten leases are swept once the map grows past this
 
   /** Settles once no request of this kind about `token` is in flight here; undefined when none is. */
@@ -37,27 +47,42 @@ export class TokenLeases {
   }
 
   /**
-   * Runs an acquisition with `uuid`, or with a new random token. A chosen token first waits for its release
-   * in flight; `attempt` gets the token's lease here that holds (the same holder: a re-send, a hand-back);
-   * the lease it makes takes the hold over, or its refusal reports that one lost (a try finding its own
-   * token holding confirms it, so a refusal means the token lost it).
+   * Runs an acquisition with `uuid`, or with a new random token (no gate). `attempt` gets the token's lease
+   * here that holds (the same holder: a re-send, a hand-back) and the gate for its tries; the lease it makes
+   * takes the hold over, or its refusal reports that one lost (a try finding its own token holding confirms
+   * it, so a refusal means the token lost it).
    */
   async acquire(
     uuid: string | undefined,
-    attempt: (token: string, holding: Lease | undefined) => Promise<Acquired>,
+    attempt: (token: string, holding: Lease | undefined, gate: TokenGate | undefined) => Promise<Acquired>,
   ): Promise<Acquired> {
-    if (uuid === undefined) return attempt(newToken(), undefined);
-    // Checked again after each wait, and not awaited when idle: see `Lease.release`.
-    while (this.settled("releasing", uuid)) await this.settled("releasing", uuid);
-    const newest = this.#leases.get(uuid)?.deref();
+    if (uuid === undefined) return attempt(newToken(), undefined, undefined);
+    const newest = this.newest(uuid);
     const holding = newest?.active ? newest : undefined;
-    const done = attempt(uuid, holding).then((result) => {
+    const marks = new Set<() => void>();
+    const gate: TokenGate = {
+      releasing: () => this.settled("releasing", uuid),
+      trying: () => {
+        let unmark!: () => void;
+        this.track("trying", uuid, new Promise<void>((resolve) => (unmark = resolve)));
+        marks.add(unmark);
+        return () => marks.delete(unmark) && unmark();
+      },
+    };
+    try {
+      const result = await attempt(uuid, holding, gate);
       const { outcome, lease } = result;
       if (lease) this.add(uuid, lease);
       else if (holding && !outcome.acquired && outcome.reason !== "redis-error") holding.lose("taken");
       return result;
-    });
-    return this.track("acquiring", uuid, done);
+    } finally {
+      for (const unmark of marks) unmark(); // in the tick the lease was registered
+    }
+  }
+
+  /** The newest lease of `token` here, if it is still known. */
+  newest(token: string): Lease | undefined {
+    return this.#leases.get(token)?.deref();
   }
 
   /** Makes `lease` the newest of `token`: the older one, unless released, hands it the hold. */

@@ -300,3 +300,106 @@ describe.each(kinds)("%s: a release and a same-uuid acquisition at once", (_name
     expect(lost).toEqual(["taken"]);
   });
 });
+
+// Second review of 2026-12-01: a release waits only for a same-uuid try in flight, never for an
+// acquisition that waits (for the instance's turn, or for another holder), and never when it has nothing
+// to release; a try waiting for a release stays cancellable.
+describe.each([
+  ["Lock", Lock],
+  ["FairLock", FairLock],
+])("%s: two concurrent runExclusive({ uuid }) on one instance", (_name, Kind) => {
+  it("run one after the other: the first's release does not wait for the second, which then runs", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const lock = new Kind({ id: uniqueId("same-uuid-callers"), redis, lease: 10_000 });
+    const order: string[] = [];
+    const first = lock.runExclusive(
+      async () => {
+        await pause(50);
+        order.push("first ran");
+      },
+      { uuid },
+    );
+    const second = lock.runExclusive(() => order.push("second ran"), { uuid, timeout: 5_000 });
+    void first.then(() => order.push("first released"));
+    await Promise.all([first, second]);
+    expect(order).toEqual(["first ran", "first released", "second ran"]);
+  });
+});
+
+describe.each([
+  ["Lock", (id: string, redis: ReturnType<typeof newRedis>) => new Lock({ id, redis, lease: 10_000 })],
+  ["Semaphore", (id: string, redis: ReturnType<typeof newRedis>) => new Semaphore({ id, redis, limit: 1 })],
+])(
+  "%s: a release with nothing to release, while a same-uuid acquisition waits on another holder",
+  (_name, make) => {
+    it("answers false before that acquisition ends", async () => {
+      const redis = newRedis();
+      const id = uniqueId("release-nothing");
+      const uuid = crypto.randomUUID();
+      const one = make(id, redis);
+      const lease = await one.acquire({ uuid });
+      expect(lease).toBeTruthy();
+      const release = () => (one instanceof Lock ? one.release() : (lease as Lease).release());
+      expect(await release()).toBe(true);
+      const other = make(id, redis);
+      const taken = await other.acquire();
+      const order: string[] = [];
+      const waiting = one.acquire({ uuid, timeout: 5_000 }).then(() => order.push("acquisition ended"));
+      await pause(50);
+      expect(await release()).toBe(false);
+      order.push("release answered");
+      await (other instanceof Lock ? other.release() : (taken as Lease).release());
+      await waiting;
+      expect(order).toEqual(["release answered", "acquisition ended"]);
+      await (one instanceof Lock ? one.release() : undefined);
+    });
+  },
+);
+
+describe("an acquisition waiting for a same-uuid release in flight", () => {
+  it("rejects with its signal's reason when aborted, before the release is answered", async () => {
+    const { faulty, passThrough } = wire();
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id: uniqueId("abort-during-release"), redis: faulty, limit: 2 });
+    const held = await semaphore.acquireOrThrow({ uuid });
+    passThrough.faults.delayNext(1, 1_500);
+    const order: string[] = [];
+    const releasing = held.release().finally(() => order.push("release answered"));
+    await pause(20);
+    const controller = new AbortController();
+    const acquiring = semaphore.acquire({ uuid, signal: controller.signal, timeout: 5_000 });
+    setTimeout(() => controller.abort(new Error("caller gave up")), 50);
+    await expect(acquiring).rejects.toThrow("caller gave up");
+    order.push("acquisition rejected");
+    await releasing;
+    await semaphore.pending;
+    expect(order).toEqual(["acquisition rejected", "release answered"]);
+  });
+});
+
+describe("Semaphore.permit(uuid) on the instance that holds that uuid", () => {
+  it("is the held lease itself", async () => {
+    const redis = newRedis();
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id: uniqueId("permit-held-here"), redis, limit: 1 });
+    const held = await semaphore.acquireOrThrow({ uuid });
+    expect(semaphore.permit(uuid)).toBe(held);
+    expect(await held.release()).toBe(true);
+    expect(semaphore.permit(uuid)).not.toBe(held);
+  });
+
+  it("a handle confirmed before a newer lease of its uuid leaves that lease's hold alone", async () => {
+    const redis = newRedis();
+    const id = uniqueId("permit-then-lease");
+    const uuid = crypto.randomUUID();
+    expect(await new Semaphore({ id, redis, limit: 1, lease: 10_000 }).acquire({ uuid })).toBeDefined();
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+    const handle = semaphore.permit(uuid);
+    expect(await handle.getStatus()).toBe("ACQUIRED");
+    const newer = await semaphore.acquireOrThrow({ uuid });
+    expect(await handle.release()).toBe(false);
+    expect(await new Semaphore({ id, redis, limit: 1 }).acquire({ retry: { attempts: 1 } })).toBeUndefined();
+    expect(await newer.release()).toBe(true);
+  });
+});
