@@ -1,11 +1,11 @@
 import { type AcquisitionContext, acquire, type Outcome } from "./acquire";
 import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError, LockLostError } from "./errors";
+import { newToken } from "./ids";
 import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
-import { type AcquirePlan, resolveAcquirePlan } from "./options";
+import { resolveAcquirePlan } from "./options";
 import type { StoreMaker } from "./store";
-import type { Acquired, TokenGate } from "./token-leases";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
 import { check } from "./validate";
 
@@ -163,40 +163,29 @@ export class Lock implements AsyncDisposable {
   async #acquire(config: LockAcquireConfig | undefined): Promise<Outcome> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    const attempt = (token: string, holding: Lease | undefined, gate: TokenGate | undefined) =>
-      this.#attempt(plan, token, holding, gate);
-    return (await this.#owner.tokens.acquire(plan.uuid, attempt)).outcome;
-  }
-
-  /** `again`: this token's lease here, which holds: the same holder (a re-send, a hand-back), so no wait. */
-  async #attempt(
-    plan: AcquirePlan,
-    token: string,
-    again: Lease | undefined,
-    gate: TokenGate | undefined,
-  ): Promise<Acquired> {
+    const token = plan.uuid ?? newToken();
+    const chosen = plan.uuid === undefined ? undefined : this.#owner.tokens.begin(token);
+    // This token's lease here, holding: the same holder (a re-send, a hand-back), so no wait for the turn.
+    const again = chosen?.holding;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
       if (this.#turn && this.#turn !== mine) return this.#turn.ended;
       mine ??= this.#newTurn();
       return undefined;
     };
-    let outcome: Outcome;
+    let outcome: Outcome | undefined;
     try {
       const { lockId, store, background } = this.#owner;
-      const context = { lockId, store, background, plan, token, gate, turn: again ? undefined : turn };
-      outcome = await acquire(context);
-    } catch (error) {
-      mine?.end();
-      throw error;
+      const context = { lockId, store, background, plan, token, gate: chosen?.gate };
+      outcome = await acquire({ ...context, turn: again ? undefined : turn });
+      if (!outcome.acquired) return outcome;
+      if (again) mine = this.#newTurn();
+      this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+      return outcome;
+    } finally {
+      if (!outcome?.acquired) mine?.end();
+      chosen?.finish(outcome, outcome?.acquired ? this.#lease : undefined);
     }
-    if (!outcome.acquired) {
-      mine?.end();
-      return { outcome };
-    }
-    if (again) mine = this.#newTurn();
-    this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
-    return { outcome, lease: this.#lease };
   }
 
   #newTurn(): Turn {

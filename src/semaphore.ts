@@ -1,10 +1,10 @@
-import { acquire } from "./acquire";
+import { acquire, type Outcome } from "./acquire";
 import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError } from "./errors";
+import { newToken } from "./ids";
 import { Lease, leaseContext, runHolding } from "./lease";
 import { resolveAcquirePlan } from "./options";
 import { MAX_PERMITS, permitStore } from "./permits/store";
-import type { Acquired } from "./token-leases";
 import type { LockAcquireConfig, SemaphoreCreateConfig } from "./types";
 import { check } from "./validate";
 
@@ -95,14 +95,23 @@ export class Semaphore {
     return handle;
   }
 
-  async #acquire(config: LockAcquireConfig | undefined): Promise<Acquired> {
+  async #acquire(
+    config: LockAcquireConfig | undefined,
+  ): Promise<{ outcome: Outcome; lease?: Lease | undefined }> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
-    return this.#owner.tokens.acquire(plan.uuid, async (token, _holding, gate) => {
+    const token = plan.uuid ?? newToken();
+    const chosen = plan.uuid === undefined ? undefined : this.#owner.tokens.begin(token);
+    let outcome: Outcome | undefined;
+    let lease: Lease | undefined;
+    try {
       const { lockId, store, background } = this.#owner;
-      const outcome = await acquire({ lockId, store, background, plan, token, gate });
-      if (!outcome.acquired) return { outcome };
-      return { outcome, lease: new Lease(leaseContext(this.#owner, plan, token, outcome.permit), outcome) };
-    });
+      outcome = await acquire({ lockId, store, background, plan, token, gate: chosen?.gate });
+      if (outcome.acquired)
+        lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit), outcome);
+      return { outcome, lease };
+    } finally {
+      chosen?.finish(outcome, lease);
+    }
   }
 }

@@ -1,11 +1,13 @@
 import type { Outcome } from "./acquire";
-import { newToken } from "./ids";
 import type { Lease } from "./lease";
 
-/** How one acquisition ended, and the lease it made if it acquired. */
-export interface Acquired {
-  readonly outcome: Outcome;
-  readonly lease?: Lease | undefined;
+/** One acquisition with a chosen token, as {@link TokenLeases.begin} starts it. */
+export interface TokenSession {
+  /** The token's lease here that holds, if any: the same holder, so the acquisition takes no turn. */
+  readonly holding: Lease | undefined;
+  readonly gate: TokenGate;
+  /** Ends it (also when it threw): registers `lease`, or reports `holding` lost on a refusal. */
+  finish(outcome: Outcome | undefined, lease: Lease | undefined): void;
 }
 
 /** What keeps an acquisition's tries apart from releases of its token on the same instance. */
@@ -47,16 +49,12 @@ export class TokenLeases {
   }
 
   /**
-   * Runs an acquisition with `uuid`, or with a new random token (no gate). `attempt` gets the token's lease
-   * here that holds (the same holder: a re-send, a hand-back) and the gate for its tries; the lease it makes
-   * takes the hold over, or its refusal reports that one lost (a try finding its own token holding confirms
-   * it, so a refusal means the token lost it).
+   * Begins an acquisition with the chosen token `uuid`: its lease here that holds (the same holder: a
+   * re-send, a hand-back), and the gate for its tries. `finish` ends it: the lease it made takes the hold
+   * over, or its refusal reports the holding one lost (a try finding its own token holding confirms it, so a
+   * refusal means the token lost it); its tries stop counting as in flight in that same tick.
    */
-  async acquire(
-    uuid: string | undefined,
-    attempt: (token: string, holding: Lease | undefined, gate: TokenGate | undefined) => Promise<Acquired>,
-  ): Promise<Acquired> {
-    if (uuid === undefined) return attempt(newToken(), undefined, undefined);
+  begin(uuid: string): TokenSession {
     const newest = this.newest(uuid);
     const holding = newest?.active ? newest : undefined;
     const marks = new Set<() => void>();
@@ -69,15 +67,16 @@ export class TokenLeases {
         return () => marks.delete(unmark) && unmark();
       },
     };
-    try {
-      const result = await attempt(uuid, holding, gate);
-      const { outcome, lease } = result;
-      if (lease) this.add(uuid, lease);
-      else if (holding && !outcome.acquired && outcome.reason !== "redis-error") holding.lose("taken");
-      return result;
-    } finally {
-      for (const unmark of marks) unmark(); // in the tick the lease was registered
-    }
+    const finish = (outcome: Outcome | undefined, lease: Lease | undefined) => {
+      try {
+        if (lease) this.add(uuid, lease);
+        else if (holding && outcome && !outcome.acquired && outcome.reason !== "redis-error")
+          holding.lose("taken");
+      } finally {
+        for (const unmark of marks) unmark();
+      }
+    };
+    return { holding, gate, finish };
   }
 
   /** The newest lease of `token` here, if it is still known. */
