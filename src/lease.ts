@@ -186,11 +186,6 @@ export class Lease implements AsyncDisposable {
     return this.#confirmed && !this.#ended;
   }
 
-  /** @internal Whether this lease holds with `token`. */
-  holdsWith(token: string): boolean {
-    return this.active && this.#c.token === token;
-  }
-
   /** @internal Whether `release()` would send a request: neither released, known gone, nor retired. */
   get releasable(): boolean {
     return !this.#gone && !this.#retired;
