@@ -4,8 +4,8 @@
 // Starts its own redis-server and Upstash REST proxy (unless UPSTASH_REDIS_REST_URL/TOKEN are set),
 // runs every section side by side, and writes what a reader needs: the report in markdown
 // (latest.md), its chart (contention.svg) and the handover table (handover.md), in bench/results/,
-// or in .tmp/bench-quick/ for a quick run, which must not replace a real run's results. It prints
-// the report too. Everything it starts is stopped at the end and on Ctrl-C.
+// or in .tmp/bench-quick/ for a quick run, which must not replace a real run's results; and it refills
+// the tables docs/ quotes (bench/docs.ts; a quick run, copies beside its results). It prints the report too. Everything it starts is stopped at the end and on Ctrl-C.
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { relative } from "node:path";
@@ -14,6 +14,7 @@ import { contentionChart } from "./chart";
 import { killChildren } from "./children";
 import { type CommandsResults, measureCommands, withContendedCycle } from "./commands";
 import { type ContentionResults, measureContention, WorkerPool } from "./contention";
+import { refillDocs } from "./docs";
 import { type BenchEnvironment, machineInfo, prepareEnvironment } from "./environment";
 import { evaluateGoals } from "./goals";
 import { type HandoverRow, handoverMarkdown, measureHandover } from "./handover";
@@ -230,8 +231,17 @@ async function main(): Promise<void> {
     await writeFile(new URL("handover.md", RESULTS), handoverMarkdown(handover, caption));
     written.push("handover.md");
   }
+  // A quick run refills copies (in .tmp/bench-quick/docs/): it proves the refill, never quotes itself.
+  const docs = new URL("../docs/", import.meta.url);
+  const docsOut = quick ? new URL("docs/", RESULTS) : docs;
+  await mkdir(docsOut, { recursive: true });
+  const refilled = await refillDocs(results, handover, docs, docsOut);
   process.stdout.write(`\n${markdown}`);
   log(`Wrote ${written.join(", ")} in ${relative(process.cwd(), fileURLToPath(RESULTS))}/`);
+  for (const [file, tables] of Object.entries(refilled))
+    log(
+      `Refilled ${relative(process.cwd(), fileURLToPath(new URL(file, docsOut)))}: ${tables.join(", ") || "no table"}`,
+    );
 }
 
 main()
