@@ -113,10 +113,12 @@ export async function acquire({
   const tryOnce = async (): Promise<
     Take | { kind: "local"; ended: Promise<void> } | { kind: "error" } | typeof TIMED_OUT
   > => {
-    // Waits here: the instance's turn, or a release of this token in flight (its try would confirm, then lose).
-    const ended = (hasTurn ? undefined : turn?.()) ?? gate?.releasing();
+    // Waits here: the instance's turn (held here), or a release of this token in flight, which Redis has not
+    // answered yet (its try would confirm, then lose): out of attempts meanwhile, that is no answer.
+    const held = hasTurn ? undefined : turn?.();
+    const ended = held ?? gate?.releasing();
     if (ended) {
-      last = { held: { kind: "held", pttl: -1 } };
+      last = held ? { held: { kind: "held", pttl: -1 } } : undefined;
       return { kind: "local", ended: ended.then(() => {}) };
     }
     hasTurn = true;

@@ -143,10 +143,12 @@ export class Lease implements AsyncDisposable {
     if (!this.releasable) return false;
     this.#end();
     const request = store.release(token, lease, permit);
-    // Past the lease, Redis has expired the key: a later answer changes nothing.
+    // A same-token try waits for the request itself, even past the lease: one sent meanwhile could take the
+    // expired key again, and this request, landing after it, would delete that hold.
+    tokens?.track("releasing", token, request);
+    // Past the lease, Redis has expired the key: the caller need not wait for the answer.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
     const answer = within(request, limit, (late) => this.#c.background(late.catch(() => {})));
-    tokens?.track("releasing", token, answer); // a same-token try waits: it would confirm, then lose
     // Not known released if this throws: a later release() may try again; the lease bounds the key.
     const released = await answer;
     this.#gone = true;

@@ -57,6 +57,8 @@ function quorumStore(
   const majority = Math.floor(members.length / 2) + 1;
   /** By token: each member's take of the last round, which a release of that token must follow. */
   const takes = new Map<string, readonly Promise<unknown>[]>();
+  /** By token: each member's release still in flight, which a take of that token must follow. */
+  const releases = new Map<string, readonly Promise<unknown>[]>();
   /** By round: each member's take still in flight, which an undo of that round must follow. */
   const inFlight = new Map<string, readonly Promise<unknown>[]>();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
@@ -69,12 +71,17 @@ function quorumStore(
     earlier: readonly Promise<unknown>[] | undefined,
     request: (member: LockStore) => Promise<T>,
   ) => members.map((member, index) => after(earlier?.[index], () => request(member)));
-  // Records `token`'s acquiring round, and any same-token round still landing: a release must follow both.
-  const remember = (token: string, requests: readonly Promise<unknown>[]) => {
-    const earlier = takes.get(token);
-    const all = requests.map((take, index) => Promise.allSettled([earlier?.[index], take]));
-    takes.set(token, all);
-    void Promise.allSettled(all).then(() => takes.get(token) === all && takes.delete(token));
+  // Records `token`'s requests per member, with any of that kind still landing, for the other kind to follow:
+  // a release follows each take of the acquiring round, a take each release (a late one would delete it).
+  const remember = (
+    kind: Map<string, readonly Promise<unknown>[]>,
+    token: string,
+    requests: readonly Promise<unknown>[],
+  ) => {
+    const earlier = kind.get(token);
+    const all = requests.map((request, index) => Promise.allSettled([earlier?.[index], request]));
+    kind.set(token, all);
+    void Promise.allSettled(all).then(() => kind.get(token) === all && kind.delete(token));
   };
   // Resolves once the answers so far (undefined: pending) decide a majority; the rest finish in background.
   const ask = <T>(
@@ -146,6 +153,7 @@ function quorumStore(
     operation: LockOperation,
     lease: number,
     token: string,
+    permit: number | undefined,
     request: (member: LockStore) => Promise<Observation>,
   ) => {
     const { held, answers } = await vote(operation, lease, members.map(request), (value) => value.held);
@@ -155,12 +163,13 @@ function quorumStore(
     if (!held && operation !== "status") {
       const landing = takes.get(token);
       takes.delete(token);
-      const releases = members.flatMap((member, index) => {
+      const letGo = members.map((member, index) => {
         const answer = answers[index];
-        if (answer?.ok && !answer.value.held && !landing) return [];
-        return [after(landing?.[index], () => member.release(token, lease))];
+        if (answer?.ok && !answer.value.held && !landing) return Promise.resolve(false);
+        return after(landing?.[index], () => member.release(token, lease, permit));
       });
-      background.add(Promise.allSettled(releases));
+      remember(releases, token, letGo);
+      background.add(Promise.allSettled(letGo));
     }
     return { held, pttl: held ? Math.min(...pttls) : -2 };
   };
@@ -168,7 +177,7 @@ function quorumStore(
     const { token, lease } = request;
     const nonce = roundId(request.nonce, permit); // own id: an undo never frees another round's permit
     const sentAt = monotonicNow();
-    const requests = members.map((member) =>
+    const requests = following(releases.get(token), (member) =>
       member.take({ ...request, nonce, fencing: undefined, queue: undefined, permit }),
     );
     const flying = requests.map((take) => Promise.allSettled([take]));
@@ -177,7 +186,7 @@ function quorumStore(
     const answers = await ask("acquire", requests, lease, (take) => take.kind === "acquired");
     const { ayes } = count(answers, (take) => take.kind === "acquired");
     if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
-      remember(token, requests);
+      remember(takes, token, requests);
       return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
     }
     // Not enough: undo what this round took or may yet take, so the next one starts clean.
@@ -217,14 +226,15 @@ function quorumStore(
       takes.delete(token);
       // Each member's release follows its take, so a grant that lands late is released too.
       const requests = following(pending, (member) => member.release(token, lease, permit));
+      remember(releases, token, requests);
       return (await vote("release", lease, requests, Boolean)).held;
     },
     extend: (token, amount, lease, permit) =>
-      observe("extend", lease, token, (member) => member.extend(token, amount, lease, permit)),
+      observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
     renew: (token, lease, permit) =>
-      observe("renew", lease, token, (member) => member.renew(token, lease, permit)),
+      observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit)),
     status: (token, lease, permit) =>
-      observe("status", lease, token, (member) => member.status(token, lease, permit)),
+      observe("status", lease, token, permit, (member) => member.status(token, lease, permit)),
   };
 }
 

@@ -147,12 +147,15 @@ return {1, slot - 5, fence}
 );
 
 /**
- * Frees a token's permit and announces it. Fair: hands it on to the waiter it entitles (the k-th in line when
- * k permits are free), who holds it for its grant with no request, and tells it alone: "granted:<its id in
- * line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try ARGV[2] on the permit's list, freeing
- * it once all were abandoned (as {@link releaseLock}); a leave (ARGV[6]) frees one handed the waiter.
+ * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the waiter it entitles
+ * (the k-th in line when k permits are free; one whose token holds a permit already is passed over, as its
+ * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request, and
+ * tells it alone: "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
+ * ARGV[2] on the permit's list, freeing it once all were abandoned (as {@link releaseLock}); a leave
+ * (ARGV[6]) frees one handed the waiter.
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
- *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms
+ *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
+ *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
  * Returns  1 when this call (or an earlier run of it) freed a permit, 0 otherwise.
  */
 export const releasePermit = defineScript(
@@ -166,14 +169,18 @@ end
 if not matching and redis.call("HGET", receipts, "r") == id then
   return 1
 end
-local held, frees = nil, 0
+local held, frees, only, holds = nil, 0, tonumber(ARGV[8]) or 0, {}
 for i = 6, #KEYS do
   local value = redis.call("GET", KEYS[i])
   if not value then
     frees = frees + 1
-  elseif value == token and not held and not matching then
+  else
+    holds[value] = (holds[value] or 0) + 1
+  end
+  local mine = value == token and not held and (only == 0 or i == 5 + only)
+  if mine and not matching then
     held = i
-  elseif value == token and not held then
+  elseif mine then
     local listed = redis.call("HGET", receipts, i - 5)
     if listed and tried(listed, id) then
       local marked, left = abandon(listed, id)
@@ -190,6 +197,7 @@ if not held then
 end
 redis.call("DEL", KEYS[held])
 frees = frees + 1
+holds[token] = holds[token] - 1
 redis.call("HSET", receipts, held - 5, id)
 if not matching then
   redis.call("HSET", receipts, "r", id)
@@ -198,14 +206,17 @@ keep(receipts, 30000)
 local message = "released"
 if fair then
   sweep(tonumber(ARGV[7]))
-  local entitled = redis.call("ZRANGE", queue, frees - 1, frees - 1, "WITHSCORES")
-  if entitled[1] then
-    local grant, heir = string.match(entitled[1], "^[^:]*:(%d+):(.*)$")
-    redis.call("SET", KEYS[held], heir, "PX", grant)
-    redis.call("HSET", receipts, held - 5, string.match(entitled[1], "^[^:]*"))
-    keep(receipts, tonumber(grant))
-    dequeue(entitled[1])
-    message = "granted:" .. string.match(entitled[1], "^[^:]*") .. ":" .. entitled[2] .. ":" .. grant .. ":" .. (held - 5)
+  local line = redis.call("ZRANGE", queue, frees - 1, frees + 14, "WITHSCORES")
+  for j = 1, #line, 2 do
+    local waiter, grant, heir = string.match(line[j], "^([^:]*):(%d+):(.*)$")
+    if (holds[heir] or 0) == 0 then
+      redis.call("SET", KEYS[held], heir, "PX", grant)
+      redis.call("HSET", receipts, held - 5, waiter)
+      keep(receipts, tonumber(grant))
+      dequeue(line[j])
+      message = "granted:" .. waiter .. ":" .. line[j + 1] .. ":" .. grant .. ":" .. (held - 5)
+      break
+    end
   end
 end
 redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), message)

@@ -39,7 +39,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       ...permits,
     ];
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "") =>
+    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0) =>
       runScript(target, "release", releasePermit, keys, [
         token,
         id,
@@ -48,6 +48,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         flag,
         leaving,
         Date.now(),
+        permit,
       ]);
     const store: LockStore = {
       seat: fair ? takeSeat : undefined,
@@ -92,9 +93,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           () => undefined,
         );
       },
-      async release(token) {
+      async release(token, _lease, permit) {
         // Each call gets its own id, so that its receipt answers only its own re-runs.
-        const [released] = await release(token, newCallId(), false);
+        const [released] = await release(token, newCallId(), false, "", permit);
         return released === 1;
       },
       async extend(token, amount, _lease, permit) {

@@ -402,7 +402,7 @@ function permitRequests(run: Run, base: string, keys: string[]) {
   };
   /** The release script with the receipt `id` as given (a waiter's name, when it leaves). */
   const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
-    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now()]);
+    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now(), 0]);
   const release = (token: string, name: string, options: { matching?: boolean } = {}) =>
     releaseAs(token, rid(name), options);
   return {

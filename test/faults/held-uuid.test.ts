@@ -208,6 +208,7 @@ const kinds: [
       uuid: string;
       lease?: number;
       onLost?: (error: { reason: string }) => void;
+      retry?: { attempts: number };
     }): Promise<Holder>;
     intruderGetsIn(): Promise<boolean>;
   },
@@ -401,5 +402,103 @@ describe("Semaphore.permit(uuid) on the instance that holds that uuid", () => {
     expect(await handle.release()).toBe(false);
     expect(await new Semaphore({ id, redis, limit: 1 }).acquire({ retry: { attempts: 1 } })).toBeUndefined();
     expect(await newer.release()).toBe(true);
+  });
+});
+
+// Third review of 2026-12-01: a release that outlived its lease was still on its way when a same-uuid try
+// went out; landing after it, it deleted the hold that try had made. A try now waits for the request
+// itself, not for the caller's answer (which comes at the lease's end at the latest).
+describe.each(kinds)("%s: a release slower than the lease, then a same-uuid acquisition", (_name, make) => {
+  it("waits for the release to land, and the hold it makes survives it", async () => {
+    const { faulty, passThrough } = wire();
+    const uuid = crypto.randomUUID();
+    const one = make(uniqueId("late-release-again"), faulty, 300);
+    const first = await one.acquire({ uuid });
+    await waitUntil(() => first.signal.aborted, "the first lease ran out");
+    passThrough.faults.delayNext(1, 700);
+    expect(await first.release()).toBe(false); // past the lease: answered at once, the request still on its way
+    const second = await one.acquire({ uuid, lease: 10_000, retry: { attempts: 30 } });
+    await pause(900); // after the late release landed (sent 700 ms late)
+    expect(second.signal.aborted).toBe(false);
+    expect(await one.intruderGetsIn()).toBe(false);
+    expect(await second.release()).toBe(true);
+  });
+
+  it("out of attempts before the release lands: an outage, not contention, and nothing is left held", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("late-release-outage");
+    const uuid = crypto.randomUUID();
+    const one = make(id, faulty, 300);
+    const first = await one.acquire({ uuid });
+    await waitUntil(() => first.signal.aborted, "the first lease ran out");
+    passThrough.faults.delayNext(1, 700);
+    expect(await first.release()).toBe(false);
+    await expect(one.acquire({ uuid, retry: { attempts: 2 } })).rejects.toMatchObject({
+      name: "LockAcquisitionError",
+      reason: "redis-error",
+    });
+    await pause(900);
+    expect(await direct.keys(`*${id}*`)).toEqual([]);
+  });
+});
+
+// Third review: a fair line with two waiters of one uuid. A release's grant passes over a waiter whose
+// uuid holds a permit already (its next try confirms that one), so one uuid never holds two permits, and
+// no grant lands on a permit the waiter's own try has just confirmed elsewhere.
+describe("a fair Semaphore with two waiters of one uuid in line", () => {
+  const permitsOf = async (redis: ReturnType<typeof newRedis>, id: string, token: string) => {
+    const keys = await redis.keys(`*${id}*permit*`);
+    const values = await Promise.all(keys.map((key) => redis.get(key)));
+    return values.filter((value) => value === token).length;
+  };
+  const line = (id: string, redis: ReturnType<typeof newRedis>) =>
+    new Semaphore({ id, redis, limit: 2, fair: true, lease: 10_000 });
+
+  it("two releases: the uuid holds one permit, the later lease takes the hold over, a stranger the other", async () => {
+    const { direct } = wire();
+    const id = uniqueId("fair-uuid-two-grants");
+    const uuid = crypto.randomUUID();
+    const [t1, t2] = [await line(id, direct).acquireOrThrow(), await line(id, direct).acquireOrThrow()];
+    const shared = line(id, direct);
+    const retry = { delay: 1_000, maxDelay: 1_000 };
+    const s1 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
+    await pause(100);
+    const s2 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
+    await pause(200); // both in line
+    await t1.release(); // granted to s1
+    const a1 = await s1;
+    await t2.release(); // passed over s2, whose uuid holds: nobody else waits, so the permit is free
+    const a2 = await s2; // its next try confirms the uuid's permit
+    expect(await permitsOf(direct, id, uuid)).toBe(1);
+    expect(a2.signal.aborted).toBe(false);
+    const stranger = await line(id, direct).acquire({ retry: { attempts: 1 } });
+    expect(stranger).toBeDefined();
+    expect(await a1.release()).toBe(false); // the hold is a2's now
+    expect(await a2.release()).toBe(true);
+    await stranger?.release();
+    expect(await direct.keys(`*${id}*permit*`)).toEqual([]);
+  });
+
+  it("a release while the second waiter's try is in flight leaves no permit held by nobody", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("fair-uuid-grant-during-try");
+    const uuid = crypto.randomUUID();
+    const [t1, t2] = [await line(id, direct).acquireOrThrow(), await line(id, direct).acquireOrThrow()];
+    const shared = line(id, faulty);
+    const retry = { delay: 300, maxDelay: 300 };
+    const s1 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
+    await pause(100);
+    const s2 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
+    await pause(200);
+    await t1.release(); // granted to s1
+    const a1 = await s1;
+    passThrough.faults.delayNext(1, 1_500); // s2's next try is slow...
+    await pause(450); // ...and on its way
+    await t2.release(); // while it is: before, this granted s2 a second permit its try never learnt of
+    const a2 = await s2;
+    expect(await permitsOf(direct, id, uuid)).toBe(1);
+    expect([await a2.release(), await a1.release()]).toEqual([true, false]);
+    await shared.pending;
+    expect(await direct.keys(`*${id}*permit*`)).toEqual([]);
   });
 });

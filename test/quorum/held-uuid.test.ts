@@ -1,0 +1,82 @@
+// One uuid, one hold, on a quorum over HTTP (third review of 2026-12-01). A release's vote settles at a
+// majority; a member whose release was slow then got the same-uuid try first, and its late release deleted
+// that try's grant, leaving the new hold on a bare majority. And a lease's release freed, on each member,
+// the first permit holding its uuid, which may be another lease's: limit + 1 holders.
+import { describe, expect, it, vi } from "vitest";
+import { Lock, quorum, Semaphore } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { useHttpMembers } from "./support/members";
+
+const members = useHttpMembers(3);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const faulty = () => quorum(members().map((member) => member.faulty));
+const direct = () => quorum(members().map((member) => member.direct));
+
+/** How many of `id`'s keys hold `token`, per member. */
+async function holding(id: string, token: string): Promise<number[]> {
+  return Promise.all(
+    members().map(async ({ direct }) => {
+      const keys = await direct.keys(`*${id}*`);
+      const values = await Promise.all(keys.map((key) => direct.get(key).catch(() => null)));
+      return values.filter((value) => value === token).length;
+    }),
+  );
+}
+
+describe("quorum: a release slow on one member, and a same-uuid acquisition on the instance", () => {
+  it.each([
+    ["Lock", (id: string) => new Lock({ id, redis: faulty(), lease: 10_000 })],
+    ["Semaphore", (id: string) => new Semaphore({ id, redis: faulty(), limit: 1, lease: 10_000 })],
+  ] as const)("%s: the new hold stays on every member", async (_name, make) => {
+    const id = uniqueId("quorum-late-member-release");
+    const uuid = crypto.randomUUID();
+    const made = make(id);
+    const acquire = async () => {
+      if (made instanceof Lock) return (await made.acquire({ uuid })) ? made : undefined;
+      return made.acquire({ uuid });
+    };
+    const first = await acquire();
+    members()[2]?.passThrough.faults.delayNext(1, 800);
+    const releasing = first?.release();
+    const second = await acquire();
+    expect(await releasing).toBe(true);
+    expect(second).toBeDefined();
+    await pause(1_000); // the slow member's release has landed, then its take
+    await made.pending;
+    expect(await holding(id, uuid)).toEqual([1, 1, 1]);
+    expect(await second?.release()).toBe(true);
+    expect(await holding(id, uuid)).toEqual([0, 0, 0]);
+  });
+});
+
+describe("quorum Semaphore: two leases of one uuid on two permits", () => {
+  it("each release frees its own permit, so no more holders than the limit form", async () => {
+    const id = uniqueId("quorum-own-permit");
+    const permitKey = (n: number) => `{${id}}:permit:${n}`;
+    const uuid = crypto.randomUUID();
+    const [m0, , m2] = members();
+    // Minority leftovers (a failed round not yet undone, a release slow on one member):
+    await m0?.direct.set(permitKey(1), "stale-a", { px: 10_000 });
+    await m2?.direct.set(permitKey(2), "stale-b", { px: 1_500 });
+    const semaphore = new Semaphore({ id, redis: faulty(), limit: 2, lease: 10_000 });
+    const random = vi.spyOn(Math, "random");
+    try {
+      random.mockReturnValue(0.99); // rounds start at permit 2: granted by members 0 and 1
+      const a = await semaphore.acquireOrThrow({ uuid });
+      random.mockReturnValue(0); // at permit 1: granted by members 1 and 2
+      const b = await semaphore.acquireOrThrow({ uuid });
+      random.mockRestore();
+      expect(await a.release()).toBe(true);
+      const others = new Semaphore({ id, redis: direct(), limit: 2, lease: 10_000 });
+      const t1 = await others.acquire({ retry: { attempts: 1 } });
+      await pause(1_600); // stale-b expires
+      const t2 = await others.acquire({ retry: { attempts: 1 } });
+      const believing = [!b.signal.aborted && b.remainingMs > 0, t1 !== undefined, t2 !== undefined];
+      expect(believing.filter(Boolean)).toHaveLength(2);
+      await Promise.all([b.release(), t1?.release(), t2?.release()]);
+    } finally {
+      random.mockRestore();
+      await Promise.all(members().map((member) => member.direct.del(permitKey(1), permitKey(2))));
+    }
+  });
+});
