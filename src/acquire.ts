@@ -86,10 +86,10 @@ export async function acquire({
     (plan.wakeOnRelease && store.events()?.waiting(meaning, !!seat, backoff.maxDelay)) || new Waiting();
   let tries = 0;
   let spent = 0; // requests of the attempt budget: tries, plus a subscription
-  let answeredAt = started; // when Redis last answered: a request is left behind a lease after it
+  let erringSince: number | undefined; // the first try erring since Redis last answered: a lease of errors ends it
   let last: { held: Take & { kind: "held" } } | { error: LockRedisError } | undefined;
   let noReply: LockRedisError | undefined;
-  let outOfBudget = false; // the last try's limit was the timeout, not a lease of silence
+  let ranOut = false; // the last try was cut off by the timeout, not unanswered for long: the last answer decides
   let windowEnd = NEVER; // when the schedule's last try falls, fixed at the first refusal
   let fastest = NEVER;
   let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
@@ -140,17 +140,23 @@ export async function acquire({
           .then(() => seat && store.leave?.(seat.member, lease)),
       );
     };
-    const useful = answeredAt + lease - clockDriftAllowance(lease);
-    outOfBudget = budgetEnd <= useful; // the nearer bound: running out means the timeout, or Redis's silence
-    const limit = Math.min(budgetEnd, useful) - monotonicNow();
+    // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait
+    // between tries longer than the lease is no silence of Redis's.
+    const sentAt = monotonicNow();
+    const useful = sentAt + lease - clockDriftAllowance(lease);
+    const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
     try {
       const take = await abortable(within(request, limit, abandon), signal, abandon);
       if (take === TIMED_OUT) {
         const waited = Math.max(0, limit);
         noReply = new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", waited));
+        const byBudget = budgetEnd <= useful;
+        // Cut off by the timeout within a few of its round trips, a try ran out of time (the last answer
+        // decides); unanswered for longer, Redis was silent: an outage, not contention, timeout or not.
+        ranOut = byBudget && waited < Math.max(4 * fastest, SLOW_REPLY_MS);
         // No answer within a lease this short is the lease's fault more likely than Redis's.
-        if (!outOfBudget && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
+        if (!byBudget && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
         return take;
       }
       if (ticket) seat?.note(take, ticket);
@@ -178,15 +184,16 @@ export async function acquire({
       const result = await tryOnce();
       const now = monotonicNow();
       if (result !== TIMED_OUT && result.kind !== "local") quickest = Math.min(quickest, now - sentAt);
-      if (result === TIMED_OUT) return fail(outOfBudget ? "timeout" : "no-reply");
+      if (result === TIMED_OUT) return fail(ranOut ? "timeout" : "no-reply");
       if (result.kind === "acquired") {
         const { fencingToken, permit } = result;
         if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit };
       }
       if (result.kind === "error" && last && "error" in last && last.error.refused) return fail("refused");
+      if (result.kind === "error") erringSince ??= sentAt;
       if (result.kind === "held") {
-        answeredAt = now;
+        erringSince = undefined;
         refusedAt = sentAt;
         fastest = Math.min(fastest, now - sentAt);
       }
@@ -196,7 +203,7 @@ export async function acquire({
       }
       const outOfTime = now >= lastTryAt();
       const covered = result.kind === "held" && waiting.covers(sentAt);
-      const silent = result.kind === "error" && now >= answeredAt + lease;
+      const silent = erringSince !== undefined && now >= erringSince + lease;
       if (spent >= attempts || outOfTime || silent || (covered && now >= windowEnd)) {
         return fail(outOfTime ? "timeout" : "spent");
       }
@@ -237,6 +244,7 @@ export async function acquire({
 
 const warned = new Set<string>();
 const SHORT_LEASE_MS = 100; // ms: a shorter lease that no reply came within is named in the warning
+const SLOW_REPLY_MS = 50; // ms: no reply for this long (and 4 of the fastest round trips) is Redis's silence
 
 // A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone unanswered) is likely meant
 // in seconds (`lease: 10`): warns once per lock id where there are process warnings (Node, Bun, Deno).

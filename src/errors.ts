@@ -30,7 +30,7 @@ export class LockError extends Error {
 export type AcquisitionFailureReason =
   /** Another holder kept the lock through every attempt (a try found it held). */
   | "held"
-  /** The `timeout` ran out while another holder kept the lock (the last answered try found it held). */
+  /** The `timeout` ran out while another holder kept the lock (the last try found it held, or was cut off). */
   | "timeout"
   /** The last try got no answer, or an error: `cause` is the {@link LockRedisError}. */
   | "redis-error";

@@ -149,8 +149,9 @@ return {1, slot - 5, fence}
 /**
  * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the waiter it entitles
  * (the k-th in line when k permits are free; one whose token holds a permit already is passed over, as its
- * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request, and
- * tells it alone: "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
+ * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request (never
+ * past its entry's deadline: a dead waiter holds the line no longer than its entry), and tells it alone:
+ * "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
  * ARGV[2] on the permit's list, freeing it once all were abandoned (as {@link releaseLock}); a leave
  * (ARGV[6]) frees one handed the waiter.
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
@@ -210,6 +211,8 @@ if fair then
   for j = 1, #line, 2 do
     local waiter, grant, heir = string.match(line[j], "^([^:]*):(%d+):(.*)$")
     if (holds[heir] or 0) == 0 then
+      local left = tonumber(redis.call("ZSCORE", deadlines, line[j]) or grant) - tonumber(ARGV[7])
+      grant = math.max(1, math.min(tonumber(grant), math.floor(left)))
       redis.call("SET", KEYS[held], heir, "PX", grant)
       redis.call("HSET", receipts, held - 5, waiter)
       keep(receipts, tonumber(grant))

@@ -586,6 +586,19 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await take("w2", { fair: true })).toEqual([1, 2]);
   expect(await release("w2", "r6")).toBe(1);
   expect(await release("w3", "r7")).toBe(1);
+  // A grant never outlives the waiter's entry in line, so a waiter that died holds the line no longer than
+  // its entry: "old" last tried on a clock 1 s short of its entry's end.
+  expect(await take("s1", { fair: true })).toEqual([1, 1]);
+  expect(await take("s2", { fair: true })).toEqual([1, 2]);
+  const oldTry = (await take("old", { fair: true, now: Date.now() - ENTRY_MS + 1_000 })) as number[];
+  expect(oldTry.slice(0, 1)).toEqual([0]);
+  expect(await release("s1", "r8")).toBe(1);
+  const [oldGranted, oldPttl] = (await status("old")) as number[];
+  expect(oldGranted).toBe(1);
+  expect(oldPttl).toBeGreaterThan(0);
+  expect(oldPttl).toBeLessThanOrEqual(1_000);
+  expect(await release("old", "r9")).toBe(1);
+  expect(await release("s2", "r10")).toBe(1);
   // Every permit is free and nobody is in line; the receipts stay for re-runs of the releases.
   expect(await lifetimes(run, [...store.permits, ...store.queue])).toEqual([-2, -2, -2, -2]);
   expectJustSet((await lifetimes(run, [store.receipts]))[0], RECEIPT_MS);

@@ -115,6 +115,26 @@ describe.each(clients)("%s with its defaults", (_client, connect) => {
       probe.disconnect();
     }, 20_000);
 
+    // Review of 2026-12-01: the outage began while another owner held the lock, and the timeout ran out
+    // during a try that got no answer: that read as "timeout" ("while another owner held it").
+    it("an outage that begins mid-wait, the timeout running out meanwhile: redis-error, not timeout", async () => {
+      const redis = await connect();
+      const id = uniqueId("outage-mid-wait");
+      const holder = new Lock({ id, redis: await connect(), lease: 20_000 });
+      expect(await holder.acquire()).toBe(true);
+      // A lease longer than the timeout: the timeout, not a lease of silence, bounds each try.
+      const waiter = new Lock({ id, redis, lease: 10_000 });
+      const waiting = waiter
+        .acquireOrThrow({ timeout: 1_500, retry: { delay: 100 } })
+        .catch((caught) => caught);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // tries found it held
+      await fail();
+      const error = await within(waiting, SETTLES_WITHIN_MS, "acquireOrThrow, the outage beginning mid-wait");
+      expect(error).toBeInstanceOf(LockAcquisitionError);
+      expect((error as LockAcquisitionError).reason).toBe("redis-error");
+      expect((error as LockAcquisitionError).message).not.toMatch(/another owner/);
+    }, 20_000);
+
     it("a held lock's release settles within what is left of its lease", async () => {
       const redis = await connect();
       const lock = new Lock({ id: uniqueId("outage-release"), redis, lease: LEASE_MS });

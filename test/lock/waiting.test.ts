@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type EvalClient, Lock, LockAcquisitionError } from "../../src/index";
+import { type EvalClient, FairLock, Lock, LockAcquisitionError, Semaphore } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
@@ -122,4 +122,37 @@ describe("a try still in flight when the timeout runs out", () => {
     }
     expect(reasons).toEqual(reasons.map(() => "timeout"));
   });
+});
+
+// Review of 2026-12-01: each try's wait for its answer was counted from Redis's last answer, not from the
+// try's own send, so after a wait between tries longer than the waiter's lease, the next try timed out at
+// once and a held lock read as an outage ("Redis did not answer (no reply within 0 ms)").
+describe("a wait between tries longer than the waiter's lease, on a healthy Redis", () => {
+  it("Lock polling every 1 s with a 500 ms lease: held throughout is false, not an outage", async () => {
+    const id = uniqueId("short-lease-long-wait");
+    const holder = new Lock({ id, redis, lease: 20_000 });
+    expect(await holder.acquire()).toBe(true);
+    const waiter = new Lock({ id, redis, lease: 500, retry: { delay: 1_000, attempts: 2 } });
+    expect(await waiter.acquire()).toBe(false);
+    expect(await holder.release()).toBe(true);
+  });
+
+  it.each(["FairLock", "fair Semaphore"] as const)(
+    "%s with a 500 ms lease, subscribed (polling every 1 s): the timeout, not an outage",
+    async (name) => {
+      const id = uniqueId("short-lease-fair");
+      const make = (lease: number) =>
+        name === "FairLock"
+          ? new FairLock({ id, redis, lease })
+          : new Semaphore({ id, redis, limit: 1, fair: true, lease });
+      const holder = make(20_000);
+      const held = await holder.acquireOrThrow();
+      const error = await make(500)
+        .acquireOrThrow({ timeout: 2_500 })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(LockAcquisitionError);
+      expect((error as LockAcquisitionError).reason).toBe("timeout");
+      expect(await held.release()).toBe(true);
+    },
+  );
 });
