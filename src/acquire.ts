@@ -86,10 +86,10 @@ export async function acquire({
     (plan.wakeOnRelease && store.events()?.waiting(meaning, !!seat, backoff.maxDelay)) || new Waiting();
   let tries = 0;
   let spent = 0; // requests of the attempt budget: tries, plus a subscription
-  let erringSince: number | undefined; // the first try erring since Redis last answered: a lease of errors ends it
+  let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
   let last: { held: Take & { kind: "held" } } | { error: LockRedisError } | undefined;
   let noReply: LockRedisError | undefined;
-  let ranOut = false; // the last try was cut off by the timeout, not unanswered for long: the last answer decides
+  let ranOut = false; // the last try was cut off by the timeout (not a lease of silence): the last answer decides
   let windowEnd = NEVER; // when the schedule's last try falls, fixed at the first refusal
   let fastest = NEVER;
   let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
@@ -101,8 +101,16 @@ export async function acquire({
 
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
+    // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
+    // unanswered try's error is the cause, so the failure tells both.
     if (last && "held" in last && (why === "timeout" || why === "spent")) {
-      return { ...base, reason: why === "timeout" ? "timeout" : "held", instances: last.held.failures };
+      const cutOff = why === "timeout" && ranOut ? noReply : undefined;
+      return {
+        ...base,
+        reason: why === "timeout" ? "timeout" : "held",
+        instances: last.held.failures,
+        error: cutOff,
+      };
     }
     const error =
       (why !== "no-reply" && last && "error" in last ? last.error : noReply) ??
@@ -111,15 +119,15 @@ export async function acquire({
   };
   // A try left behind (timed out, aborted) is undone by its receipt once answered, and leaves the line.
   const tryOnce = async (): Promise<
-    Take | { kind: "local"; ended: Promise<void> } | { kind: "error" } | typeof TIMED_OUT
+    Take | { kind: "local"; ended: Promise<void>; silent: boolean } | { kind: "error" } | typeof TIMED_OUT
   > => {
     // Waits here: the instance's turn (held here), or a release of this token in flight, which Redis has not
-    // answered yet (its try would confirm, then lose): out of attempts meanwhile, that is no answer.
+    // answered yet (its try would confirm, then lose): Redis's silence, out of attempts or a lease of it.
     const held = hasTurn ? undefined : turn?.();
     const ended = held ?? gate?.releasing();
     if (ended) {
       last = held ? { held: { kind: "held", pttl: -1 } } : undefined;
-      return { kind: "local", ended: ended.then(() => {}) };
+      return { kind: "local", ended: ended.then(() => {}), silent: !held };
     }
     hasTurn = true;
     const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
@@ -151,12 +159,9 @@ export async function acquire({
       if (take === TIMED_OUT) {
         const waited = Math.max(0, limit);
         noReply = new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", waited));
-        const byBudget = budgetEnd <= useful;
-        // Cut off by the timeout within a few of its round trips, a try ran out of time (the last answer
-        // decides); unanswered for longer, Redis was silent: an outage, not contention, timeout or not.
-        ranOut = byBudget && waited < Math.max(4 * fastest, SLOW_REPLY_MS);
+        ranOut = budgetEnd <= useful;
         // No answer within a lease this short is the lease's fault more likely than Redis's.
-        if (!byBudget && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
+        if (!ranOut && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
         return take;
       }
       if (ticket) seat?.note(take, ticket);
@@ -191,7 +196,7 @@ export async function acquire({
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit };
       }
       if (result.kind === "error" && last && "error" in last && last.error.refused) return fail("refused");
-      if (result.kind === "error") erringSince ??= sentAt;
+      if (result.kind === "error" || (result.kind === "local" && result.silent)) erringSince ??= sentAt;
       if (result.kind === "held") {
         erringSince = undefined;
         refusedAt = sentAt;
@@ -244,7 +249,6 @@ export async function acquire({
 
 const warned = new Set<string>();
 const SHORT_LEASE_MS = 100; // ms: a shorter lease that no reply came within is named in the warning
-const SLOW_REPLY_MS = 50; // ms: no reply for this long (and 4 of the fastest round trips) is Redis's silence
 
 // A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone unanswered) is likely meant
 // in seconds (`lease: 10`): warns once per lock id where there are process warnings (Node, Bun, Deno).

@@ -30,7 +30,10 @@ export class LockError extends Error {
 export type AcquisitionFailureReason =
   /** Another holder kept the lock through every attempt (a try found it held). */
   | "held"
-  /** The `timeout` ran out while another holder kept the lock (the last try found it held, or was cut off). */
+  /**
+   * The `timeout` ran out while another holder kept the lock, as the last answered try found; a try the
+   * timeout then cut off unanswered is the `cause`.
+   */
   | "timeout"
   /** The last try got no answer, or an error: `cause` is the {@link LockRedisError}. */
   | "redis-error";
@@ -61,7 +64,7 @@ export class LockAcquisitionError extends LockError {
       details.reason === "held"
         ? "it is held by another owner"
         : details.reason === "timeout"
-          ? "the timeout ran out while another owner held it"
+          ? `the timeout ran out while another owner held it${details.error ? `, as the last answer said; then ${details.error.reason}` : ""}`
           : (details.error?.reason ?? "Redis did not answer");
     super(
       "LOCK_NOT_ACQUIRED",

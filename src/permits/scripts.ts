@@ -19,8 +19,11 @@ local function keep(key, ms)
   end
 end
 local function holding(token, known)
-  if known > 0 and KEYS[5 + known] and redis.call("GET", KEYS[5 + known]) == token then
-    return 5 + known
+  if known > 0 then
+    if KEYS[5 + known] and redis.call("GET", KEYS[5 + known]) == token then
+      return 5 + known
+    end
+    return nil
   end
   for i = 6, #KEYS do
     if redis.call("GET", KEYS[i]) == token then
@@ -149,9 +152,8 @@ return {1, slot - 5, fence}
 /**
  * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the waiter it entitles
  * (the k-th in line when k permits are free; one whose token holds a permit already is passed over, as its
- * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request (never
- * past its entry's deadline: a dead waiter holds the line no longer than its entry), and tells it alone:
- * "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
+ * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request, and
+ * tells it alone: "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
  * ARGV[2] on the permit's list, freeing it once all were abandoned (as {@link releaseLock}); a leave
  * (ARGV[6]) frees one handed the waiter.
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
@@ -211,8 +213,6 @@ if fair then
   for j = 1, #line, 2 do
     local waiter, grant, heir = string.match(line[j], "^([^:]*):(%d+):(.*)$")
     if (holds[heir] or 0) == 0 then
-      local left = tonumber(redis.call("ZSCORE", deadlines, line[j]) or grant) - tonumber(ARGV[7])
-      grant = math.max(1, math.min(tonumber(grant), math.floor(left)))
       redis.call("SET", KEYS[held], heir, "PX", grant)
       redis.call("HSET", receipts, held - 5, waiter)
       keep(receipts, tonumber(grant))
@@ -229,7 +229,8 @@ return 1
 
 /**
  * Adds ms to the lease of a token's permit; its call id becomes the receipt, so a re-run adds nothing.
- * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known, or 0
+ * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known
+ *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
  */
 export const extendPermit = defineScript(
@@ -254,7 +255,7 @@ return {1, target}
 
 /**
  * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less than left.
- * ARGV[1]  token; ARGV[2] lease, ms (0: status); ARGV[3] the permit held, if known, or 0
+ * ARGV[1]  token; ARGV[2] lease, ms (0: status); ARGV[3] the permit held, if known (only it counts), or 0
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */
 export const renewPermit = defineScript(

@@ -475,9 +475,11 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect([onlyTaken, onlyAhead, onlyPlace]).toEqual([0, 0, 0]);
   expectJustSet(onlyPttl, LEASE_MS);
 
-  // The status check names the permit held, whatever permit the caller believed it held.
+  // The status check names the permit held. Given a permit, it asks about that one only: on a quorum,
+  // another permit of the token is another lease's (a stray one must not keep this lease alive).
   expect(await status("a")).toEqual([1, expect.any(Number), 1]);
-  expect(await status("a", 2)).toEqual([1, expect.any(Number), 1]);
+  expect(await status("a", 1)).toEqual([1, expect.any(Number), 1]);
+  expect(await status("a", 2)).toEqual([0, -2]);
   expect(await status("z")).toEqual([0, -2]);
   const [renewed, renewedPttl, renewedPermit] = (await renew("a", LEASE_MS, 1)) as number[];
   expect([renewed, renewedPermit]).toEqual([1, 1]);
@@ -586,19 +588,6 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await take("w2", { fair: true })).toEqual([1, 2]);
   expect(await release("w2", "r6")).toBe(1);
   expect(await release("w3", "r7")).toBe(1);
-  // A grant never outlives the waiter's entry in line, so a waiter that died holds the line no longer than
-  // its entry: "old" last tried on a clock 1 s short of its entry's end.
-  expect(await take("s1", { fair: true })).toEqual([1, 1]);
-  expect(await take("s2", { fair: true })).toEqual([1, 2]);
-  const oldTry = (await take("old", { fair: true, now: Date.now() - ENTRY_MS + 1_000 })) as number[];
-  expect(oldTry.slice(0, 1)).toEqual([0]);
-  expect(await release("s1", "r8")).toBe(1);
-  const [oldGranted, oldPttl] = (await status("old")) as number[];
-  expect(oldGranted).toBe(1);
-  expect(oldPttl).toBeGreaterThan(0);
-  expect(oldPttl).toBeLessThanOrEqual(1_000);
-  expect(await release("old", "r9")).toBe(1);
-  expect(await release("s2", "r10")).toBe(1);
   // Every permit is free and nobody is in line; the receipts stay for re-runs of the releases.
   expect(await lifetimes(run, [...store.permits, ...store.queue])).toEqual([-2, -2, -2, -2]);
   expectJustSet((await lifetimes(run, [store.receipts]))[0], RECEIPT_MS);

@@ -220,13 +220,19 @@ describe("timeout", () => {
     wire().passThrough.faults.latency(1_000);
     await pause(80);
     expect(await holder.release()).toBe(true);
-    // The last answered try found the lock held, but the try after it went unanswered for most of the
-    // budget (far longer than a round trip): an outage, "redis-error", not "timeout" (before the review
-    // of 2026-12-01 it read as contention). A try cut off within a few round trips of its send reads as
-    // "timeout" (the 150 ms latency case above).
+    // The last answered try found the lock held: not acquired, reason "timeout", with the try after it
+    // in flight; a try the timeout cut off cannot tell a slow reply from an outage, so that try's error
+    // is the cause, and the message says both.
     const error = await acquiring;
     expect(error).toBeInstanceOf(LockAcquisitionError);
-    expect((error as LockAcquisitionError).reason).toBe("redis-error");
+    expect((error as LockAcquisitionError).reason).toBe("timeout");
+    expect((error as LockAcquisitionError).cause).toBeInstanceOf(LockRedisError);
+    expect(((error as LockAcquisitionError).cause as LockRedisError).cause).toBeInstanceOf(
+      InstanceTimeoutError,
+    );
+    expect((error as Error).message).toMatch(
+      /another owner held it, as the last answer said; then Redis did not answer/,
+    );
     // At the budget (plus a timer's lateness), not when that try answers, 1 s after it was sent.
     expect(now() - started).toBeLessThan(250 + 400);
     // The abandoned attempt takes the key at ~1 s; its background release then deletes it.

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
-import { waitUntil } from "./support/time";
+import { waitUntil, within } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -500,5 +500,24 @@ describe("a fair Semaphore with two waiters of one uuid in line", () => {
     expect([await a2.release(), await a1.release()]).toEqual([true, false]);
     await shared.pending;
     expect(await direct.keys(`*${id}*permit*`)).toEqual([]);
+  });
+});
+
+// Fifth review of 2026-12-01: a try waits for a release's request itself, which on a frozen Redis never
+// settles; with unlimited attempts and no timeout nothing ended that wait. A lease of waiting on an
+// unanswered release is Redis's silence, as a lease of errors is.
+describe("a same-uuid acquisition waiting on a release that Redis never answers", () => {
+  it("with unlimited attempts and no timeout, fails as an outage about a lease later", async () => {
+    const { faulty, passThrough } = wire();
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id: uniqueId("unanswered-release"), redis: faulty, lease: 500 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    passThrough.faults.delayNext(1, 5_000);
+    expect(await lock.release()).toBe(false); // no answer within the lease
+    const acquiring = lock.acquire({ uuid, retry: { attempts: Number.POSITIVE_INFINITY } });
+    await expect(within(acquiring, 4_000, "the acquisition")).rejects.toMatchObject({
+      code: "LOCK_REDIS_ERROR",
+    });
+    await lock.pending;
   });
 });

@@ -80,3 +80,28 @@ describe("quorum Semaphore: two leases of one uuid on two permits", () => {
     }
   });
 });
+
+// Fifth review of 2026-12-01: a lease's status, extend and renewal found "its" permit by a scan of every
+// permit on each member, so a stray key of its uuid on another permit (a failed round's leftover) counted
+// as holding: the lease stayed alive on a minority while another token took its permit on a majority.
+describe("quorum Semaphore: a lease whose permit is gone on a majority, a stray key of its uuid elsewhere", () => {
+  it("is told it no longer holds, and renews nothing", async () => {
+    const id = uniqueId("quorum-stray-permit");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis: faulty(), limit: 2, lease: 10_000 });
+    const lease = await semaphore.acquireOrThrow({ uuid });
+    const [m0, m1, m2] = members();
+    const mine = (await m1?.direct.keys(`*${id}*permit*`)) ?? [];
+    const held = (
+      await Promise.all(mine.map(async (key) => ((await m1?.direct.get(key)) === uuid ? key : "")))
+    ).find(Boolean) as string;
+    const other = held.endsWith(":1") ? held.replace(/:1$/, ":2") : held.replace(/:2$/, ":1");
+    await m0?.direct.del(held); // lost on members 0 and 2 (a restart without persistence, say)
+    await m2?.direct.del(held);
+    await m2?.direct.set(other, uuid, { px: 10_000 }); // a stray key of the uuid on the other permit
+    expect(await lease.getStatus()).toBe("FREE");
+    expect(lease.signal.aborted).toBe(true);
+    await semaphore.pending;
+    await Promise.all(members().map((member) => member.direct.del(held, other)));
+  });
+});
