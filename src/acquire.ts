@@ -121,12 +121,13 @@ export async function acquire({
   const tryOnce = async (): Promise<
     Take | { kind: "local"; ended: Promise<void>; silent: boolean } | { kind: "error" } | typeof TIMED_OUT
   > => {
-    // Waits here: the instance's turn (held here), or a release of this token in flight, which Redis has not
-    // answered yet (its try would confirm, then lose): Redis's silence, out of attempts or a lease of it.
+    // Waits here: the instance's turn, or a release of this token in flight (its try would confirm, then
+    // lose): held here, either way, until that ends; a lease of waiting for Redis to answer the release is
+    // Redis's silence.
     const held = hasTurn ? undefined : turn?.();
     const ended = held ?? gate?.releasing();
     if (ended) {
-      last = held ? { held: { kind: "held", pttl: -1 } } : undefined;
+      last = { held: { kind: "held", pttl: -1 } };
       return { kind: "local", ended: ended.then(() => {}), silent: !held };
     }
     hasTurn = true;
@@ -209,6 +210,11 @@ export async function acquire({
       const outOfTime = now >= lastTryAt();
       const covered = result.kind === "held" && waiting.covers(sentAt);
       const silent = erringSince !== undefined && now >= erringSince + lease;
+      if (silent && result.kind === "local") {
+        const waited = now - (erringSince as number);
+        noReply = new LockRedisError(lockId, "release", new InstanceTimeoutError(lockId, "release", waited));
+        return fail("no-reply");
+      }
       if (spent >= attempts || outOfTime || silent || (covered && now >= windowEnd)) {
         return fail(outOfTime ? "timeout" : "spent");
       }

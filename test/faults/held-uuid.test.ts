@@ -424,7 +424,7 @@ describe.each(kinds)("%s: a release slower than the lease, then a same-uuid acqu
     expect(await second.release()).toBe(true);
   });
 
-  it("out of attempts before the release lands: an outage, not contention, and nothing is left held", async () => {
+  it("out of attempts before the release lands: held (its own release holds the key), and nothing is left held", async () => {
     const { faulty, direct, passThrough } = wire();
     const id = uniqueId("late-release-outage");
     const uuid = crypto.randomUUID();
@@ -435,7 +435,7 @@ describe.each(kinds)("%s: a release slower than the lease, then a same-uuid acqu
     expect(await first.release()).toBe(false);
     await expect(one.acquire({ uuid, retry: { attempts: 2 } })).rejects.toMatchObject({
       name: "LockAcquisitionError",
-      reason: "redis-error",
+      reason: "held",
     });
     await pause(900);
     expect(await direct.keys(`*${id}*`)).toEqual([]);
@@ -517,7 +517,31 @@ describe("a same-uuid acquisition waiting on a release that Redis never answers"
     const acquiring = lock.acquire({ uuid, retry: { attempts: Number.POSITIVE_INFINITY } });
     await expect(within(acquiring, 4_000, "the acquisition")).rejects.toMatchObject({
       code: "LOCK_REDIS_ERROR",
+      operation: "release",
+      reason: expect.stringMatching(/^Redis did not answer/),
     });
     await lock.pending;
   });
+
+  // Sixth review: a wait of one round trip on a release in flight read as an outage once the attempts ran
+  // out ("no reply within 0 ms", naming the acquire, which had sent nothing).
+  it.each(kinds)(
+    "%s: a release in flight, a one-attempt re-acquire: answers, never throws",
+    async (_name, make) => {
+      const redis = newRedis();
+      const uuid = crypto.randomUUID();
+      const one = make(uniqueId("release-in-flight-one-try"), redis);
+      const first = await one.acquire({ uuid });
+      const releasing = first.release();
+      const again = await one.acquire({ uuid, retry: { attempts: 1 } }).then(
+        (holder) => holder,
+        (error: unknown) => error,
+      );
+      expect(await releasing).toBe(true);
+      // Held by its own release in flight (acquireOrThrow: reason "held"), or taken afresh after it.
+      if (again instanceof Error)
+        expect(again).toMatchObject({ name: "LockAcquisitionError", reason: "held" });
+      else await (again as Holder).release();
+    },
+  );
 });
