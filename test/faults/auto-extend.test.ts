@@ -128,11 +128,15 @@ describe("transient renewal failures are retried within the remaining lease", ()
   // A lease of 1 s renewed every 200 ms leaves about 800 ms for a failed renewal to be retried.
   const hold = { lease: 1_000, autoExtend: { interval: 200 } } as const;
 
-  async function holdThrough(fault: () => void, ms: number) {
+  async function holdThrough(
+    fault: () => void,
+    ms: number,
+    options: { readonly lease: number; readonly autoExtend: { readonly interval: number } } = hold,
+  ) {
     const id = uniqueId("transient");
     const onLost = vi.fn();
     const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, onLost }));
-    await lock.acquireOrThrow(hold);
+    await lock.acquireOrThrow(options);
     const token = await tokenOf(id);
     const before = wire().requests();
     fault();
@@ -166,10 +170,18 @@ describe("transient renewal failures are retried within the remaining lease", ()
   });
 
   // Renewals are scheduled from when the previous one was sent, not from its reply: were they not,
-  // each round trip would push the next one later, and here (2 x 450 + 200 > 990 ms) the lock would
-  // be declared lost at about 1.1 s although every renewal succeeded in Redis.
-  it("450 ms of latency on every request, under the lease: renewals are slow but hold", async () => {
-    const { lock, onLost, watch } = await holdThrough(() => wire().passThrough.faults.latency(450), 2_500);
+  // each round trip would push the next one later, and here (2 x 900 + 400 > 1,978 ms) the lock would
+  // be declared lost at about 2.2 s although every renewal succeeded in Redis. Sent on schedule, each
+  // confirmation lands 1.3 s after the one before, 680 ms inside the lease: room for a stalled event loop
+  // beside four busy loops on 2 cores (450 ms in a 1 s lease, the earlier shape, left 350 ms, which such
+  // a run once outran).
+  it("900 ms of latency on every request, under the lease: renewals are slow but hold", async () => {
+    const slow = { lease: 2_000, autoExtend: { interval: 400 } };
+    const { lock, onLost, watch } = await holdThrough(
+      () => wire().passThrough.faults.latency(900),
+      3_000,
+      slow,
+    );
     expect(watch.foreign, explain(watch, lock)).toBe(0);
     expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
     expect(lock.signal.aborted).toBe(false);
