@@ -10,10 +10,9 @@ import { newCallId } from "./ids";
 import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, TIMED_OUT, within } from "./race";
-import type { Take } from "./store";
+import type { QueueTicket, Take } from "./store";
 import type { TokenGate } from "./token-leases";
-import { type Meaning, Waiting } from "./waiting";
-import type { FeedEvent } from "./wake/feed";
+import { pollUntil } from "./waiting";
 
 /** How one acquisition ended; `permit` is the 1-based permit held (1 for a lock). */
 export type Outcome =
@@ -61,40 +60,17 @@ export async function acquire({
   const { attempts, backoff, lease, signal } = plan;
   const started = monotonicNow();
   const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
-  const seat = store.seat?.(token, plan);
-  // Unfair: a release wakes at once until the wait hears someone take the lock; then only within the retry
-  // window (the releaser may retake it, other waiters heard it too). An acquisition cancels the wake once
-  // it took the last permit a release heard since the last try freed (a semaphore's releases add up).
-  let turnedOver = false;
-  let freed = 0;
-  const meaning = (event: FeedEvent): Meaning => {
-    const fair = seat?.meaning(event);
-    if (fair) return fair;
-    if (event === "released") {
-      freed += 1;
-      return turnedOver ? "soon" : "now";
-    }
-    turnedOver = true;
-    if (freed > 1) {
-      freed -= 1;
-      return "ignore";
-    }
-    freed = 0;
-    return "cancel";
-  };
-  const waiting =
-    (plan.wakeOnRelease && store.events()?.waiting(meaning, !!seat, backoff.maxDelay)) || new Waiting();
+  const waiter = store.waiter?.(token, plan, background);
+  let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
   let tries = 0;
   let spent = 0; // requests of the attempt budget: tries, plus a subscription
   let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
   let last: { held: Take & { kind: "held" } } | { error: LockRedisError } | undefined;
   let noReply: LockRedisError | undefined;
   let ranOut = false; // the last try was cut off by the timeout (not a lease of silence): the last answer decides
-  let windowEnd = NEVER; // when the schedule's last try falls, fixed at the first refusal
   let fastest = NEVER;
   let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
   let hasTurn = !turn;
-  let refusedAt: number | undefined; // send time of the last "held" try: it ran before any later release
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () =>
     budgetEnd - Math.max(1, fastest === NEVER ? (quickest === NEVER ? 0 : quickest) : fastest);
@@ -118,7 +94,9 @@ export async function acquire({
     return { ...base, reason: "redis-error", error, instances: error.instances };
   };
   // A try left behind (timed out, aborted) is undone by its receipt once answered, and leaves the line.
-  const tryOnce = async (): Promise<
+  const tryOnce = async (
+    ticket: QueueTicket | undefined,
+  ): Promise<
     Take | { kind: "local"; ended: Promise<void>; silent: boolean } | { kind: "error" } | typeof TIMED_OUT
   > => {
     // Waits here: the instance's turn, or a release of this token in flight (its try would confirm, then
@@ -133,21 +111,15 @@ export async function acquire({
     hasTurn = true;
     const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
     const nonce = newCallId();
-    const ticket = seat?.ticket(spent >= attempts);
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
-    let abandoned = false;
     const abandon = () => {
       if (abandoned) return;
-      abandoned = true;
-      background(
-        request
-          .then(
-            (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
-            () => undo(),
-          )
-          .then(() => seat && store.leave?.(seat.member, lease)),
+      abandoned = request.then(
+        (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
+        () => undo(),
       );
+      background(abandoned);
     };
     // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait
     // between tries longer than the lease is no silence of Redis's.
@@ -165,14 +137,14 @@ export async function acquire({
         if (!ranOut && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
         return take;
       }
-      if (ticket) seat?.note(take, ticket);
+      waiter?.answered(take);
       if (take.kind === "held") last = { held: take };
       won = take.kind === "acquired";
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
       if (!error.refused) background(undo()); // it may have run, its reply lost: undo it (only it)
-      if (ticket) seat?.note(undefined, ticket);
+      waiter?.answered(undefined);
       last = { error };
       return { kind: "error" };
     } finally {
@@ -184,10 +156,9 @@ export async function acquire({
     for (;;) {
       tries += 1;
       spent += 1;
-      waiting.reset();
-      freed = 0;
+      const ticket = waiter?.trying(spent >= attempts);
       const sentAt = monotonicNow();
-      const result = await tryOnce();
+      const result = await tryOnce(ticket);
       const now = monotonicNow();
       if (result !== TIMED_OUT && result.kind !== "local") quickest = Math.min(quickest, now - sentAt);
       if (result === TIMED_OUT) return fail(ranOut ? "timeout" : "no-reply");
@@ -200,56 +171,33 @@ export async function acquire({
       if (result.kind === "error" || (result.kind === "local" && result.silent)) erringSince ??= sentAt;
       if (result.kind === "held") {
         erringSince = undefined;
-        refusedAt = sentAt;
         fastest = Math.min(fastest, now - sentAt);
       }
-      if (result.kind !== "error" && windowEnd === NEVER && attempts !== NEVER) {
-        windowEnd = now;
-        for (let attempt = 1; attempt < attempts; attempt++) windowEnd += backoffDelay(attempt, backoff, 0);
-      }
       const outOfTime = now >= lastTryAt();
-      const covered = result.kind === "held" && waiting.covers(sentAt);
       const silent = erringSince !== undefined && now >= erringSince + lease;
       if (silent && result.kind === "local") {
         const waited = now - (erringSince as number);
         noReply = new LockRedisError(lockId, "release", new InstanceTimeoutError(lockId, "release", waited));
         return fail("no-reply");
       }
-      if (spent >= attempts || outOfTime || silent || (covered && now >= windowEnd)) {
-        return fail(outOfTime ? "timeout" : "spent");
-      }
+      if (spent >= attempts || outOfTime || silent) return fail(outOfTime ? "timeout" : "spent");
       // Redis counted the pttl from between send and reply: by the reply + 1 ms (rounding) it surely expired.
       const pttl = result.kind === "held" ? result.pttl : -1;
       const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt());
-      const polls = (span: number) => {
-        let count = 0;
-        for (let elapsed = 0; elapsed < span && count < attempts - spent; count++) {
-          elapsed += Math.max(1, backoffDelay(tries + count, backoff, 0));
-        }
-        return count;
-      };
-      if (
-        result.kind === "held" &&
-        waiting.subscribeIfItPays(attempts - spent, Math.min(windowEnd, cap) - now, polls)
-      ) {
-        spent += 1;
-      }
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
-      const wakeAt = waiting.nextTryAt(planned, sentAt, Math.min(cap, windowEnd));
-      // Woken: retry 1-4 round trips after the release, so a retaker's or the first retry's success is heard.
-      const roundTrip = Math.min(fastest, backoff.delay);
-      const window = { after: roundTrip, spread: Math.min(3 * roundTrip, backoff.delay) };
-      await waiting.until(wakeAt, signal, window, result.kind === "local" ? result.ended : undefined);
-      const grant = waiting.takeGrant(); // not with fencing: its token is issued by a try
-      const granted =
-        grant && refusedAt !== undefined && !plan.fencing ? seat?.granted(grant, refusedAt) : undefined;
+      const step = { kind: result.kind, now, planned, cap, tries, spent };
+      const next = waiter ? waiter.next(step) : { at: planned, spent: 0 };
+      if (!next) return fail("spent"); // covered by announcements, and its tries are over
+      spent += next.spent;
+      const local = result.kind === "local" ? result.ended : undefined;
+      const granted = await (waiter
+        ? waiter.wait(next.at, signal, local)
+        : pollUntil(next.at, signal, local));
       if (granted) return { acquired: true, attempts: tries, fencingToken: undefined, ...granted };
       if (monotonicNow() >= lastTryAt()) return fail("timeout"); // a try sent now would only be undone
     }
   } finally {
-    waiting.close();
-    // A waiter that stops waiting gives its place up, rather than hold the line until it expires.
-    if (seat?.queued) background(store.leave?.(seat.member, lease) ?? Promise.resolve());
+    waiter?.close(abandoned);
   }
 }
 

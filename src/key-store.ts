@@ -25,7 +25,7 @@ export function keyStore(target: StoreTarget): LockStore {
   const fenced = [key, grant, companionKey(key, ":fence")];
   const releasing = [key, receipt, grant];
   return {
-    events: target.events,
+    waiter: (_token, plan) => (plan.wakeOnRelease ? target.events()?.waiter(plan) : undefined),
     async take({ token, nonce, lease, fencing }: TakeRequest): Promise<Take> {
       // Without a clock floor (Upstash's default) the counter never expires, so no clock is read.
       const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");

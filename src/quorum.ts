@@ -7,7 +7,7 @@ import { TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
 import type { LockStore, Observation, Take, TakeRequest } from "./store";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
-import { SubscribedWaiting } from "./wake/subscribed";
+import { SubscribedWaiter } from "./wake/subscribed";
 
 type Failure = LockRedisError | InstanceTimeoutError;
 type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure };
@@ -35,13 +35,18 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
   return {
     [QUORUM]: true,
     clients: [...clients],
-    build: (settings, make, background) =>
-      quorumStore(
-        settings.id,
-        clients.map((client) => make(connectTarget(settings, client))),
-        background,
-        make.permits ?? 1,
-      ),
+    build: (settings, make, background) => {
+      const targets = clients.map((client) => connectTarget(settings, client));
+      const store = quorumStore(settings.id, targets.map(make), background, make.permits ?? 1);
+      // A release is announced on each member: the first active subscription decides.
+      return {
+        ...store,
+        waiter(_token, plan) {
+          const able = plan.wakeOnRelease ? targets.flatMap((target) => target.events() ?? []) : [];
+          return able.length > 0 ? combined(able).waiter(plan) : undefined;
+        },
+      };
+    },
   };
 }
 
@@ -201,10 +206,6 @@ function quorumStore(
     return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: failures(answers) };
   };
   return {
-    events: () => {
-      const able = members.flatMap((member) => member.events() ?? []);
-      return able.length > 0 ? combined(able) : undefined;
-    },
     async take(request) {
       if (permits === 1) return round(request, 0);
       // A semaphore tries its permits a round each, from a random one, until a majority grants one: two
@@ -241,7 +242,7 @@ function quorumStore(
 /** Every member's announcements: a release is announced on each; the first active subscription decides. */
 function combined(all: readonly LockEvents[]): LockEvents {
   const events: LockEvents = {
-    waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(events, meaning, fair, maxDelay),
+    waiter: (plan, fair) => new SubscribedWaiter(events, plan, fair),
     active: () => all.some((each) => each.active()),
     listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined> {
       const stopAll = new AbortController();

@@ -5,8 +5,8 @@ import { isRefusal } from "./redis/failure";
 import { replyIntegers } from "./redis/reply";
 import type { ServerKind } from "./redis/server";
 import type { LuaScript } from "./scripts/script";
-import type { Meaning } from "./waiting";
-import type { FeedEvent, LockEvents } from "./wake/feed";
+import type { Waiter } from "./waiting";
+import type { LockEvents } from "./wake/feed";
 
 /** How an acquisition issues fencing tokens: not at all, or from a counter with or without a clock floor. */
 export type FencingPlan = { readonly clockFloor: boolean | undefined } | undefined;
@@ -17,18 +17,6 @@ export interface QueueTicket {
   readonly now: number; // wall-clock ms (`Date.now()`): entry deadlines are on the waiters' own clocks
   readonly entryMs: number; // how long, in ms, the entry stays without another try
   readonly lastTry: boolean; // the waiter's last try: it leaves the line if it does not get in
-}
-
-/** One acquisition's seat in a fair line (see `permits/queue.ts`). */
-export interface Seat {
-  readonly member: string;
-  queued: boolean; // the line may hold an entry of this waiter, which it must leave when it stops waiting
-  ticket(lastTry: boolean): QueueTicket;
-  /** Records what a try found; undefined when it failed (it may have queued the waiter). */
-  note(take: Take | undefined, ticket: QueueTicket): void;
-  meaning(event: FeedEvent): Meaning;
-  /** The hold a grant gives, from the last refused try (monotonic ms); undefined if not to be trusted. */
-  granted(event: FeedEvent, refusedAt: number): { sentAt: number; pttl: number; permit: number } | undefined;
 }
 
 /** One try of an acquisition. */
@@ -64,13 +52,14 @@ export interface Observation {
 
 /**
  * A lock's or semaphore's Redis side: one Redis or a quorum. Operations take the lease (bounding a quorum
- * member's wait) and, once known, the permit (1 for a lock); all but `undo`, `leave` reject (LockRedisError).
+ * member's wait) and, once known, the permit (1 for a lock); all but `undo` reject (LockRedisError).
  */
 export interface LockStore {
-  /** Fair stores: seats waiters in arrival order. */
-  readonly seat?: ((token: string, plan: AcquirePlan) => Seat) | undefined;
-  /** The lock's announcements, when the client has wake-ups (see `enableWakeUps`). */
-  events(): LockEvents | undefined;
+  /**
+   * How one acquisition waits beyond polling: in a fair line, or woken by announcements when the client has
+   * wake-ups (`enableWakeUps`) and the plan allows them. Undefined: it polls. `background` takes its clean-up.
+   */
+  waiter?(token: string, plan: AcquirePlan, background: (work: Promise<unknown>) => void): Waiter | undefined;
   take(request: TakeRequest): Promise<Take>;
   /**
    * Marks try `nonce` abandoned, and releases what it took or confirmed (`permit` if known) once every try
@@ -83,8 +72,6 @@ export interface LockStore {
   /** Makes at least `lease` ms remain, never less than is left. */
   renew(token: string, lease: number, permit?: number): Promise<Observation>;
   status(token: string, lease: number, permit?: number): Promise<Observation>;
-  /** Fair stores: `member` leaves the line, handing on any permit granted it meanwhile. Never rejects. */
-  leave?(member: string, lease: number): Promise<void>;
 }
 
 /** Where a store on one client lives and how to reach it. */

@@ -1,98 +1,82 @@
 import { backgroundTimer, monotonicNow } from "./clock";
-import type { FeedEvent } from "./wake/feed";
+import type { QueueTicket, Take } from "./store";
 
-/** Retry "now", "soon" (in the retry window: all heard it), "cancel" (taken: back to plan) or "grant". */
-export type Meaning = "now" | "soon" | "cancel" | "grant" | "ignore";
-
-/** When, after a release, a woken waiter retries: a random moment in `[after, after + spread]` ms. */
-export interface RetryWindow {
-  readonly after: number;
-  readonly spread: number;
+/** The hold a fair release handed a waiter: `pttl` ms as of monotonic `sentAt`, on `permit` (1-based). */
+export interface Grant {
+  readonly sentAt: number;
+  readonly pttl: number;
+  readonly permit: number;
 }
 
-/** A polling wait between tries: until the planned moment or its Lock's own hold ends; rejects on abort. */
-export class Waiting {
-  protected pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
-  #wake: ((meaning: Meaning) => void) | undefined;
+/** Where an acquisition stands after a try that did not take the lock, as {@link Waiter.next} reads it. */
+export interface Step {
+  /** What the try found; "local": it waited for this instance's turn or a release here, sending nothing. */
+  readonly kind: "held" | "error" | "local";
+  readonly now: number;
+  /** When polling tries next (monotonic ms), already capped at `cap`. */
+  readonly planned: number;
+  /** No try after this: the holder's lease is surely over, or a try would come too late for the timeout. */
+  readonly cap: number;
+  readonly tries: number;
+  /** Attempts spent so far: tries, plus any subscription. */
+  readonly spent: number;
+}
 
-  /** Whether this waiter is, or is becoming, subscribed. */
-  get subscribed(): boolean {
-    return false;
-  }
-
-  /** Whether an active subscription covered a try sent at monotonic `at`: a later release is announced. */
-  covers(_at: number): boolean {
-    return false;
-  }
-
+/**
+ * How one acquisition waits between its tries when more than polling is at hand: wake-ups on release
+ * (`enableWakeUps`) or a fair line. A plain acquisition has none and polls ({@link pollUntil}).
+ */
+export interface Waiter {
+  /** A try begins: wake-ups heard before it are stale. Returns a fair waiter's entry for it, if any. */
+  trying(lastTry: boolean): QueueTicket | undefined;
+  /** What the try sent found; undefined when it failed (it may still have run). */
+  answered(take: Take | undefined): void;
   /**
-   * After a "held" try: subscribes if it pays; returns whether it did (costs an attempt). Polling never does.
-   * @param left attempts left; `span` ms the wait may still last; `polls` tries polling sends within `span`.
+   * When to try next: `planned` as polling would, later once releases are announced; undefined to stop (a
+   * covered wait whose tries are over). `spent`: attempts it spent meanwhile (a subscription).
    */
-  subscribeIfItPays(_left: number, _span: number, _polls: (span: number) => number): boolean {
-    return false;
-  }
-
-  /** When to try next, given when polling would (`planned`): a covered wait may poll less. */
-  nextTryAt(planned: number, _sentAt: number, _cap: number): number {
-    return planned;
-  }
-
-  /** Forgets earlier wake-ups: called as a try is sent, which sees any release before it. A grant is kept. */
-  reset(): void {
-    if (this.pending !== "grant") this.pending = "ignore";
-  }
-
-  /** The announcement that handed the lock to this waiter, if one came; once. */
-  takeGrant(): FeedEvent | undefined {
-    return undefined;
-  }
-
-  close(): void {}
-
-  /** Waits until monotonic `until`; less: within `window` of a release, or on a grant or `local` settling. */
-  until(
+  next(step: Step): { readonly at: number; readonly spent: number } | undefined;
+  /** Waits as {@link pollUntil} does, or less on a wake-up; resolves with the hold a grant gave, if any. */
+  wait(
     until: number,
     signal: AbortSignal | undefined,
-    window: RetryWindow,
-    local?: Promise<void>,
-  ): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      let cancel = () => {};
-      let done = false;
-      const finish = (error?: unknown) => {
-        if (done) return;
-        done = true;
-        cancel();
-        this.#wake = undefined;
-        signal?.removeEventListener("abort", onAbort);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onAbort = () => finish(signal?.reason ?? new Error("aborted"));
-      const at = (moment: number) => {
-        cancel();
-        // Kept alive: the caller awaits this wait, and nothing else may hold the process open.
-        cancel = backgroundTimer(moment - monotonicNow(), () => finish(), true);
-      };
-      this.#wake = (meaning) => {
-        if (meaning === "now" || meaning === "grant") finish();
-        else if (meaning === "soon")
-          at(Math.min(until, monotonicNow() + window.after + Math.random() * window.spread));
-        else if (meaning === "cancel") at(until);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      void local?.then(() => finish());
-      at(until);
-      if (this.pending !== "ignore") this.#wake(this.pending);
-    });
-  }
+    local: Promise<void> | undefined,
+  ): Promise<Grant | undefined>;
+  /** The acquisition is over; `abandoned`: the clean-up of a try left behind, still running. */
+  close(abandoned: Promise<unknown> | undefined): void;
+}
 
-  /** Takes in what an announcement asks for: a wait in progress acts on it; otherwise it is kept. */
-  protected hear(meaning: Meaning): void {
-    if (meaning === "ignore") return;
-    if (this.pending !== "grant" && (meaning !== "soon" || this.pending !== "now")) this.pending = meaning;
-    this.#wake?.(meaning);
-  }
+/**
+ * Waits until monotonic `until`, or until `local` settles (this instance's turn, a release here); rejects
+ * with the signal's reason on abort. `wake` receives a way to end the wait early, or to move its end.
+ */
+export function pollUntil(
+  until: number,
+  signal: AbortSignal | undefined,
+  local: Promise<void> | undefined,
+  wake?: (finish: () => void, moveTo: (moment: number) => void) => void,
+): Promise<undefined> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    let cancel: (() => void) | undefined;
+    const finish = (error?: unknown) => {
+      if (!cancel) return;
+      cancel();
+      cancel = undefined;
+      signal?.removeEventListener("abort", onAbort);
+      if (error === undefined) resolve(undefined);
+      else reject(error);
+    };
+    const onAbort = () => finish(signal?.reason ?? new Error("aborted"));
+    // Kept alive: the caller awaits this wait, and nothing else may hold the process open.
+    const moveTo = (moment: number) => {
+      cancel?.();
+      if (cancel) cancel = backgroundTimer(moment - monotonicNow(), finish, true);
+    };
+    cancel = () => {};
+    signal?.addEventListener("abort", onAbort, { once: true });
+    void local?.then(() => finish());
+    moveTo(until);
+    wake?.(() => finish(), moveTo);
+  });
 }

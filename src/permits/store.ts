@@ -9,7 +9,7 @@ import {
   type Take,
 } from "../store";
 import { upstashFeedOf } from "../wake/upstash";
-import { takeSeat } from "./queue";
+import { fairWaiter } from "./queue";
 import { extendPermit, releasePermit, renewPermit, takePermit } from "./scripts";
 
 /** The most permits a semaphore may have: every request sends every permit's key. */
@@ -50,12 +50,22 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         Date.now(),
         permit,
       ]);
+    // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
+    // the waiter by its id in line (the part before ":"). Never rejects.
+    const leave = async (member: string) => {
+      await release(tokenOf(member), member.slice(0, member.indexOf(":")), true, member).catch(
+        () => undefined,
+      );
+    };
     const store: LockStore = {
-      seat: fair ? takeSeat : undefined,
-      // A fair waiter learns of its turn from a release: @upstash/redis subscribes even without wake-ups.
-      events: fair
-        ? () => target.events() ?? upstashFeedOf(target.client)?.lockEvents(target.channelKey)
-        : target.events,
+      waiter: (token, plan, background) => {
+        // A fair waiter learns of its turn from a release: @upstash/redis subscribes even without wake-ups.
+        const events = plan.wakeOnRelease
+          ? (target.events() ??
+            (fair ? upstashFeedOf(target.client)?.lockEvents(target.channelKey) : undefined))
+          : undefined;
+        return fair ? fairWaiter(token, plan, events, leave, background) : events?.waiter(plan);
+      },
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
         const fence = !fencing ? "" : clockFloor ? "clock" : "count";
@@ -86,12 +96,6 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       },
       async undo(token, nonce) {
         await release(token, nonce, true).catch(() => undefined);
-      },
-      async leave(member) {
-        // A release that handed the permit to this waiter listed it by its id in line (the part before ":").
-        await release(tokenOf(member), member.slice(0, member.indexOf(":")), true, member).catch(
-          () => undefined,
-        );
       },
       async release(token, _lease, permit) {
         // Each call gets its own id, so that its receipt answers only its own re-runs.

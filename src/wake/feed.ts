@@ -1,4 +1,9 @@
-import type { Meaning, Waiting } from "../waiting";
+import type { AcquirePlan } from "../options";
+import type { SubscribedWaiter } from "./subscribed";
+
+/** What an announcement asks of a wait: retry "now", "soon" (in the retry window: all heard it), "cancel"
+ * (taken: back to plan), "grant" (a fair release handed it the lock), or nothing. */
+export type Meaning = "now" | "soon" | "cancel" | "grant" | "ignore";
 
 /** Channel events; a fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`. */
 export type LockEvent = "released" | "acquired" | `granted:${string}`;
@@ -14,8 +19,8 @@ export interface Listening {
 
 /** One lock's announcements on one client with wake-ups (or on every member of a quorum). */
 export interface LockEvents {
-  /** One acquisition's wait: `meaning` of each announcement, `fair`: seated, `maxDelay`: covered poll ms. */
-  waiting(meaning: (event: FeedEvent) => Meaning, fair: boolean, maxDelay: number): Waiting;
+  /** One acquisition's wait; `fair`: a fair waiter's reading of each announcement. */
+  waiter(plan: AcquirePlan, fair?: (event: FeedEvent) => Meaning): SubscribedWaiter;
   /** Resolves once the shared subscription is active; undefined if it failed or `signal` aborted first. */
   listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined>;
   active(): boolean; // a subscription is active now: listening costs no request

@@ -2,7 +2,7 @@ import { backgroundTimer, monotonicNow } from "../clock";
 import { eventChannel } from "../keys";
 import type { ChannelFeed, FeedEvent, Listening, LockEvents, SubscribeChannel } from "./feed";
 import { lockEventOf } from "./feed";
-import { SubscribedWaiting } from "./subscribed";
+import { SubscribedWaiter } from "./subscribed";
 
 /** Ms an active subscription outlives its last listener, to be reused; short: it keeps the process alive. */
 export const LINGER_MS = 250;
@@ -89,7 +89,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
           return name;
         });
         const made: LockEvents = {
-          waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(made, meaning, fair, maxDelay),
+          waiter: (plan, fair) => new SubscribedWaiter(made, plan, fair),
           active: () => channel !== undefined && feed.active(channel),
           // No await once named: a wait joining an active subscription is covered from its first try.
           listen: (onEvent, signal) =>

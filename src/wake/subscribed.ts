@@ -1,55 +1,140 @@
-import type { Meaning } from "../waiting";
-import { Waiting } from "../waiting";
-import type { FeedEvent, Listening, LockEvents } from "./feed";
+import { backoffDelay } from "../backoff";
+import { monotonicNow } from "../clock";
+import type { AcquirePlan } from "../options";
+import type { Take } from "../store";
+import { pollUntil, type Step, type Waiter } from "../waiting";
+import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
 
-/** A {@link Waiting} that subscribes once it pays, or at once if a shared subscription is active (free). */
-export class SubscribedWaiting extends Waiting {
+/**
+ * A wait that its lock's announcements may cut short. It subscribes once that is cheaper than polling (at
+ * once when a shared subscription is active: free), then polls only every `retry.maxDelay` as a safety net
+ * (a 0.2 holder's release is not announced). An unfair waiter retries at the first release it hears; once
+ * it heard the lock change hands, within the retry window (the releaser may retake it, others heard it too).
+ */
+export class SubscribedWaiter implements Waiter {
   readonly #events: LockEvents;
-  readonly #meaning: (event: FeedEvent) => Meaning;
-  readonly #fair: boolean;
-  readonly #maxDelay: number;
+  readonly #plan: AcquirePlan;
+  readonly #fair: ((event: FeedEvent) => Meaning) | undefined;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
   #subscribed = false;
   #failed = false; // a subscription that could not be set up is not retried by this wait: it polls on
+  #pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
+  #wake: ((meaning: Meaning) => void) | undefined;
   #grant: FeedEvent | undefined;
+  #sentAt = 0; // the current try's
+  #fastest = Number.POSITIVE_INFINITY; // the quickest refusal's round trip
+  #windowEnd: number | undefined; // when the schedule's last try falls, fixed at the first refusal
+  #turnedOver = false; // heard the lock taken
+  #freed = 0; // releases heard since the last try
 
-  /** @param fair whether the waiter has a seat in a fair line; `maxDelay` its safety poll interval, ms. */
-  constructor(events: LockEvents, meaning: (event: FeedEvent) => Meaning, fair: boolean, maxDelay: number) {
-    super();
+  /** @param fair a fair waiter's reading of each announcement; it subscribes at its first refusal. */
+  constructor(events: LockEvents, plan: AcquirePlan, fair?: (event: FeedEvent) => Meaning) {
     this.#events = events;
-    this.#meaning = meaning;
+    this.#plan = plan;
     this.#fair = fair;
-    this.#maxDelay = maxDelay;
-    if (events.active()) this.subscribe();
+    if (events.active()) this.#subscribe();
   }
 
-  override get subscribed(): boolean {
-    return this.#subscribed;
+  trying(): undefined {
+    if (this.#pending !== "grant") this.#pending = "ignore";
+    this.#freed = 0;
+    this.#sentAt = monotonicNow();
+    return undefined;
   }
 
-  override covers(at: number): boolean {
-    return this.#listening !== undefined && this.#listening.since <= at;
+  answered(take: Take | undefined): void {
+    if (take?.kind === "held") this.#fastest = Math.min(this.#fastest, monotonicNow() - this.#sentAt);
+  }
+
+  next(step: Step): { at: number; spent: number } | undefined {
+    const { kind, now, planned, cap } = step;
+    if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
+    const windowEnd = this.#windowEnd ?? Number.POSITIVE_INFINITY;
+    if (kind === "held" && this.#covers(this.#sentAt) && now >= windowEnd) return undefined;
+    const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
+    if (pays) this.#subscribe();
+    // Once a try is covered, a release is announced: only a safety poll every `maxDelay` is left.
+    const at = this.#covers(this.#sentAt)
+      ? Math.min(this.#sentAt + this.#plan.backoff.maxDelay, cap, windowEnd)
+      : planned;
+    return { at, spent: pays ? 1 : 0 };
+  }
+
+  /** Waits as polling would; a release wakes it at once, or within 1-4 round trips of it ("soon"). */
+  async wait(until: number, signal: AbortSignal | undefined, local: Promise<void> | undefined) {
+    const roundTrip = Math.min(this.#fastest, this.#plan.backoff.delay);
+    const spread = Math.min(3 * roundTrip, this.#plan.backoff.delay);
+    try {
+      await pollUntil(until, signal, local, (finish, moveTo) => {
+        this.#wake = (meaning) => {
+          if (meaning === "now" || meaning === "grant") finish();
+          else if (meaning === "soon")
+            moveTo(Math.min(until, monotonicNow() + roundTrip + Math.random() * spread));
+          else if (meaning === "cancel") moveTo(until);
+        };
+        if (this.#pending !== "ignore") this.#wake(this.#pending);
+      });
+    } finally {
+      this.#wake = undefined;
+    }
+    return undefined;
+  }
+
+  /** The announcement that handed the lock to this (fair) waiter, if one came; once. */
+  takeGrant(): FeedEvent | undefined {
+    const grant = this.#grant;
+    this.#grant = undefined;
+    if (this.#pending === "grant") this.#pending = "ignore";
+    return grant;
+  }
+
+  close(): void {
+    this.#setup.abort();
+    this.#listening?.stop();
+    this.#listening = undefined;
+    this.#subscribed = false;
+  }
+
+  /** Milliseconds from the first refusal to the schedule's last try (all attempts, no jitter). */
+  #schedule(): number {
+    const { attempts, backoff } = this.#plan;
+    if (attempts === Number.POSITIVE_INFINITY) return attempts;
+    let total = 0;
+    let previous = -1;
+    for (let attempt = 1; attempt < attempts; attempt++) {
+      const delay = backoffDelay(attempt, backoff, 0);
+      // Waits only grow, up to a cap: two equal ones mean all the rest are equal too.
+      if (delay === previous) return total + delay * (attempts - attempt);
+      total += delay;
+      previous = delay;
+    }
+    return total;
   }
 
   /**
-   * Subscribes if cheaper than polling until the wait ends (last try, timeout, lease): it, the next poll
-   * (for moments before it was active), a safety poll per `maxDelay` (0.2 releases are unannounced) and the
-   * try after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
+   * Whether subscribing is cheaper than polling until the wait ends (last try, timeout, lease) within `span`
+   * ms: it costs itself, the next poll (for moments before it was active), a safety poll per `maxDelay` and
+   * the try after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
-  override subscribeIfItPays(left: number, span: number, polls: (span: number) => number): boolean {
-    if (this.#subscribed || this.#failed || left < 2) return false;
-    if (!this.#fair && (!(span > 0) || 3 + Math.floor(span / this.#maxDelay) >= polls(span))) return false;
-    return this.subscribe();
+  #pays({ tries, spent }: Step, span: number): boolean {
+    const { attempts, backoff } = this.#plan;
+    if (this.#subscribed || this.#failed || attempts - spent < 2) return false;
+    if (this.#fair) return true;
+    if (!(span > 0)) return false;
+    const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + Math.floor(span / backoff.maxDelay);
+    let polls = 0;
+    for (let elapsed = 0; elapsed < span && polls < attempts - spent && polls <= cost; polls++)
+      elapsed += Math.max(1, backoffDelay(tries + polls, backoff, 0));
+    return polls > cost;
   }
 
-  /** Once a try is covered, a release is announced: only a safety poll every `maxDelay` is left. */
-  override nextTryAt(planned: number, sentAt: number, cap: number): number {
-    return this.covers(sentAt) ? Math.min(sentAt + this.#maxDelay, cap) : planned;
+  /** Whether an active subscription covered a try sent at monotonic `at`: a later release is announced. */
+  #covers(at: number): boolean {
+    return this.#listening !== undefined && this.#listening.since <= at;
   }
 
-  subscribe(): boolean {
-    if (this.#subscribed) return false;
+  #subscribe(): void {
     this.#subscribed = true;
     this.#events
       .listen((event) => this.#heard(event), this.#setup.signal)
@@ -61,21 +146,6 @@ export class SubscribedWaiting extends Waiting {
           this.#failed = true;
         }
       });
-    return true;
-  }
-
-  override takeGrant(): FeedEvent | undefined {
-    const grant = this.#grant;
-    this.#grant = undefined;
-    if (this.pending === "grant") this.pending = "ignore";
-    return grant;
-  }
-
-  override close(): void {
-    this.#setup.abort();
-    this.#listening?.stop();
-    this.#listening = undefined;
-    this.#subscribed = false;
   }
 
   #heard(event: FeedEvent): void {
@@ -84,11 +154,35 @@ export class SubscribedWaiting extends Waiting {
       this.#listening = undefined;
       this.#subscribed = false;
       broken?.stop();
-      this.hear("soon");
+      this.#hear("soon");
       return;
     }
-    const meaning = this.#meaning(event);
+    const meaning = this.#fair ? this.#fair(event) : this.#unfair(event);
     if (meaning === "grant") this.#grant = event;
-    this.hear(meaning);
+    this.#hear(meaning);
+  }
+
+  // A release wakes at once until the wait hears someone take the lock; then only within the retry window.
+  // An acquisition cancels the wake once it took the last permit a release heard since the last try freed
+  // (a semaphore's releases add up).
+  #unfair(event: FeedEvent): Meaning {
+    if (event === "released") {
+      this.#freed += 1;
+      return this.#turnedOver ? "soon" : "now";
+    }
+    this.#turnedOver = true;
+    if (this.#freed > 1) {
+      this.#freed -= 1;
+      return "ignore";
+    }
+    this.#freed = 0;
+    return "cancel";
+  }
+
+  /** Takes in what an announcement asks for: a wait in progress acts on it; otherwise it is kept. */
+  #hear(meaning: Meaning): void {
+    if (meaning === "ignore") return;
+    if (this.#pending !== "grant" && (meaning !== "soon" || this.#pending !== "now")) this.#pending = meaning;
+    this.#wake?.(meaning);
   }
 }

@@ -4,11 +4,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { acquire, type Outcome } from "../../src/acquire";
 import { InstanceTimeoutError, LockRedisError } from "../../src/errors";
-import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
+import { type AcquirePlan, resolveAcquirePlan, resolveLockSettings } from "../../src/options";
 import type { LockStore, Take, TakeRequest } from "../../src/store";
 import type { LockAcquireConfig } from "../../src/types";
+import type { Waiter } from "../../src/waiting";
 import type { FeedEvent, LockEvents } from "../../src/wake/feed";
-import { SubscribedWaiting } from "../../src/wake/subscribed";
+import { SubscribedWaiter } from "../../src/wake/subscribed";
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
@@ -39,7 +40,7 @@ class ScriptedStore implements LockStore {
   freeAt = Number.POSITIVE_INFINITY;
 
   readonly #events: LockEvents = {
-    waiting: (meaning, fair, maxDelay) => new SubscribedWaiting(this.#events, meaning, fair, maxDelay),
+    waiter: (plan, fair) => new SubscribedWaiter(this.#events, plan, fair),
     active: () => this.lingering,
     listen: (onEvent) => {
       this.#listener = onEvent;
@@ -50,8 +51,8 @@ class ScriptedStore implements LockStore {
     },
   };
 
-  events(): LockEvents | undefined {
-    return this.canSubscribe ? this.#events : undefined;
+  waiter(_token: string, plan: AcquirePlan): Waiter | undefined {
+    return this.canSubscribe && plan.wakeOnRelease ? this.#events.waiter(plan) : undefined;
   }
 
   take(request: TakeRequest): Promise<Take> {

@@ -18,7 +18,6 @@ function scriptedStore(held: () => boolean = () => true, rtt = 5) {
   const answer = (value: Observation): Promise<Observation> =>
     new Promise((resolve) => setTimeout(() => resolve(value), rtt));
   const store = {
-    events: () => undefined,
     take: async () => ({ kind: "held", pttl: -1 }),
     undo: async () => {},
     renew: (_token: string, lease: number) => {

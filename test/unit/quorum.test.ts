@@ -13,7 +13,6 @@ const never = <T>() => new Promise<T>(() => {});
 function member(answer: (request: TakeRequest) => Promise<Take>) {
   const log: string[] = [];
   const store: LockStore = {
-    events: () => undefined,
     take: (request) => {
       log.push(`take ${request.nonce}`);
       return answer(request);
