@@ -59,67 +59,50 @@ export async function acquire({
 }: AcquisitionContext): Promise<Outcome> {
   const { attempts, backoff, lease, signal } = plan;
   const started = monotonicNow();
-  const budgetEnd = plan.timeout === undefined ? NEVER : started + plan.timeout;
+  const budgetEnd = started + (plan.timeout ?? NEVER);
   const waiter = store.waiter?.(token, plan, background);
-  let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
+  const silence = (operation: "acquire" | "release", waited: number) =>
+    new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, waited));
   let tries = 0;
   let spent = 0; // requests of the attempt budget: tries, plus a subscription
+  let last: Held | LockRedisError | undefined; // the last answer: a holder (a wait here counts), or an error
+  let unanswered: LockRedisError | undefined; // Redis's silence that ends the acquisition
   let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
-  let last: { held: Take & { kind: "held" } } | { error: LockRedisError } | undefined;
-  let noReply: LockRedisError | undefined;
-  let ranOut = false; // the last try was cut off by the timeout (not a lease of silence): the last answer decides
-  let fastest = NEVER;
-  let quickest = NEVER; // any reply, errors too: a round-trip floor when none was answered
-  let hasTurn = !turn;
+  let refused = NEVER; // the quickest refused try's round trip
+  let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
+  let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
+  let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
-  const lastTryAt = () =>
-    budgetEnd - Math.max(1, fastest === NEVER ? (quickest === NEVER ? 0 : quickest) : fastest);
+  const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
 
-  const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome => {
+  // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
+  // unanswered try's error is the cause, so the failure tells both.
+  const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
-    // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
-    // unanswered try's error is the cause, so the failure tells both.
-    if (last && "held" in last && (why === "timeout" || why === "spent")) {
-      const cutOff = why === "timeout" && ranOut ? noReply : undefined;
-      return {
-        ...base,
-        reason: why === "timeout" ? "timeout" : "held",
-        instances: last.held.failures,
-        error: cutOff,
-      };
+    if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
+      const error = why === "timeout" ? unanswered : undefined;
+      return { ...base, reason: why === "spent" ? "held" : why, instances: last.failures, error };
     }
     const error =
-      (why !== "no-reply" && last && "error" in last ? last.error : noReply) ??
-      new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", base.elapsedMs));
+      (why !== "no-reply" && last instanceof LockRedisError ? last : unanswered) ??
+      silence("acquire", base.elapsedMs);
     return { ...base, reason: "redis-error", error, instances: error.instances };
   };
-  // A try left behind (timed out, aborted) is undone by its receipt once answered, and leaves the line.
-  const tryOnce = async (
+
+  // One request; a try left behind (timed out, aborted) is undone by its request id once answered. No answer
+  // ends the acquisition: as a timeout if the budget cut it off, else as Redis's silence.
+  const send = async (
     ticket: QueueTicket | undefined,
-  ): Promise<
-    Take | { kind: "local"; ended: Promise<void>; silent: boolean } | { kind: "error" } | typeof TIMED_OUT
-  > => {
-    // Waits here: the instance's turn, or a release of this token in flight (its try would confirm, then
-    // lose): held here, either way, until that ends; a lease of waiting for Redis to answer the release is
-    // Redis's silence.
-    const held = hasTurn ? undefined : turn?.();
-    const ended = held ?? gate?.releasing();
-    if (ended) {
-      last = { held: { kind: "held", pttl: -1 } };
-      return { kind: "local", ended: ended.then(() => {}), silent: !held };
-    }
-    hasTurn = true;
+  ): Promise<Take | { kind: "error"; error: LockRedisError } | Outcome> => {
     const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
     const nonce = newCallId();
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
     const abandon = () => {
-      if (abandoned) return;
-      abandoned = request.then(
+      abandoned ??= request.then(
         (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
         () => undo(),
       );
-      background(abandoned);
     };
     // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait
     // between tries longer than the lease is no silence of Redis's.
@@ -130,24 +113,22 @@ export async function acquire({
     try {
       const take = await abortable(within(request, limit, abandon), signal, abandon);
       if (take === TIMED_OUT) {
-        const waited = Math.max(0, limit);
-        noReply = new LockRedisError(lockId, "acquire", new InstanceTimeoutError(lockId, "acquire", waited));
-        ranOut = budgetEnd <= useful;
+        unanswered = silence("acquire", Math.max(0, limit));
+        if (budgetEnd <= useful) return fail("timeout");
         // No answer within a lease this short is the lease's fault more likely than Redis's.
-        if (!ranOut && lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
-        return take;
+        if (lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
+        return fail("no-reply");
       }
       waiter?.answered(take);
-      if (take.kind === "held") last = { held: take };
       won = take.kind === "acquired";
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
       if (!error.refused) background(undo()); // it may have run, its reply lost: undo it (only it)
       waiter?.answered(undefined);
-      last = { error };
-      return { kind: "error" };
+      return { kind: "error", error };
     } finally {
+      if (abandoned) background(abandoned);
       if (!won) unmark?.();
     }
   };
@@ -158,26 +139,31 @@ export async function acquire({
       spent += 1;
       const ticket = waiter?.trying(spent >= attempts);
       const sentAt = monotonicNow();
-      const result = await tryOnce(ticket);
+      // Waits here, sending nothing: for the instance's turn, or for a release of this token in flight (a try
+      // would confirm the hold, then lose it). A lease of waiting for Redis to answer that release is silence.
+      const turnEnds = turnTaken ? undefined : turn?.();
+      const local = turnEnds ?? gate?.releasing();
+      turnTaken ||= !turnEnds;
+      const result = local ? HELD_HERE : await send(ticket);
       const now = monotonicNow();
-      if (result !== TIMED_OUT && result.kind !== "local") quickest = Math.min(quickest, now - sentAt);
-      if (result === TIMED_OUT) return fail(ranOut ? "timeout" : "no-reply");
+      if ("acquired" in result) return result;
       if (result.kind === "acquired") {
-        const { fencingToken, permit } = result;
         if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
+        const { fencingToken, permit } = result;
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit };
       }
-      if (result.kind === "error" && last && "error" in last && last.error.refused) return fail("refused");
-      if (result.kind === "error" || (result.kind === "local" && result.silent)) erringSince ??= sentAt;
-      if (result.kind === "held") {
+      if (!local) replied = Math.min(replied, now - sentAt);
+      last = result.kind === "error" ? result.error : result;
+      if (result.kind === "error" && result.error.refused) return fail("refused");
+      if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
+      else if (!local) {
         erringSince = undefined;
-        fastest = Math.min(fastest, now - sentAt);
+        refused = Math.min(refused, now - sentAt);
       }
       const outOfTime = now >= lastTryAt();
       const silent = erringSince !== undefined && now >= erringSince + lease;
-      if (silent && result.kind === "local") {
-        const waited = now - (erringSince as number);
-        noReply = new LockRedisError(lockId, "release", new InstanceTimeoutError(lockId, "release", waited));
+      if (silent && local) {
+        unanswered = silence("release", now - (erringSince as number));
         return fail("no-reply");
       }
       if (spent >= attempts || outOfTime || silent) return fail(outOfTime ? "timeout" : "spent");
@@ -185,11 +171,12 @@ export async function acquire({
       const pttl = result.kind === "held" ? result.pttl : -1;
       const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt());
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
-      const step = { kind: result.kind, now, planned, cap, tries, spent };
-      const next = waiter ? waiter.next(step) : { at: planned, spent: 0 };
+      const kind = local ? "local" : result.kind;
+      const next = waiter
+        ? waiter.next({ kind, now, planned, cap, tries, spent })
+        : { at: planned, spent: 0 };
       if (!next) return fail("spent"); // covered by announcements, and its tries are over
       spent += next.spent;
-      const local = result.kind === "local" ? result.ended : undefined;
       const granted = await (waiter
         ? waiter.wait(next.at, signal, local)
         : pollUntil(next.at, signal, local));
@@ -200,6 +187,11 @@ export async function acquire({
     waiter?.close(abandoned);
   }
 }
+
+/** What a wait for this instance's turn, or a release here, counts as: the lock held, for how long unknown. */
+const HELD_HERE: Held = { kind: "held", pttl: -1 };
+
+type Held = Take & { readonly kind: "held" };
 
 const warned = new Set<string>();
 const SHORT_LEASE_MS = 100; // ms: a shorter lease that no reply came within is named in the warning

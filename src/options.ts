@@ -5,7 +5,7 @@ import { assertRedisClient, type RedisClient } from "./redis/client";
 import type { ServerKind } from "./redis/server";
 import type { FencingPlan, LockStore, StoreMaker } from "./store";
 import type { HoldOptions, LockAcquireConfig, LockCreateConfig } from "./types";
-import { check, describeValue } from "./validate";
+import { check, describeValue, type Rule } from "./validate";
 
 /** The defaults of 0.2: a 10 s lease, 3 tries 100 ms apart. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -66,21 +66,28 @@ export interface AcquirePlan {
   readonly wakeOnRelease: boolean;
 }
 
+// Checked in this order; a nested option is read once its parent passed as an object (or a boolean switch).
+const HOLD_RULES: readonly (readonly [string, Rule])[] = [
+  ["lease", "ms"],
+  ["fencing", "switch"],
+  ["autoExtend", "switch"],
+  ["fencing.clockFloor", "boolean"],
+  ["autoExtend.interval", "ms"],
+  ["onLost", "function"],
+  ["wakeOnRelease", "boolean"],
+  ["retry", "object"],
+  ["retry.attempts", "count"],
+  ["retry.delay", "delay"],
+  ["retry.maxDelay", "ms"],
+  ["retry.backoff", ["fixed", "exponential"]],
+  ["retry.jitter", "fraction"],
+];
+
 function checkHold(config: HoldOptions): HoldOptions {
-  const { fencing, autoExtend, retry = {} } = config;
-  check("lease", config.lease, "ms");
-  if (typeof fencing !== "boolean") check("fencing", fencing, "switch");
-  if (typeof autoExtend !== "boolean") check("autoExtend", autoExtend, "switch");
-  check("fencing.clockFloor", (fencing as { clockFloor?: unknown })?.clockFloor, "boolean");
-  check("autoExtend.interval", (autoExtend as { interval?: unknown })?.interval, "ms");
-  check("onLost", config.onLost, "function");
-  check("wakeOnRelease", config.wakeOnRelease, "boolean");
-  check("retry", retry, "object");
-  check("retry.attempts", retry.attempts, "count");
-  check("retry.delay", retry.delay, "delay");
-  check("retry.maxDelay", retry.maxDelay, "ms");
-  check("retry.backoff", retry.backoff, ["fixed", "exponential"]);
-  check("retry.jitter", retry.jitter, "fraction");
+  for (const [name, rule] of HOLD_RULES) {
+    const value = name.split(".").reduce<unknown>((parent, key) => (parent as never)?.[key], config);
+    check(name, value, rule);
+  }
   return config;
 }
 

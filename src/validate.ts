@@ -6,7 +6,7 @@ export function describeValue(value: unknown): string {
   return Array.isArray(value) ? "an array" : `an object (${typeof value})`;
 }
 
-/** What an option must be; each rule names the type it wants and says which values of it are in range. */
+/** What an option must be; each rule names the types it wants and says which values of them are in range. */
 const RULES = {
   ms: ["number", "a positive integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v > 0],
   ms0: ["number", "a non-negative integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v >= 0],
@@ -17,7 +17,7 @@ const RULES = {
   boolean: ["boolean", "a boolean"],
   function: ["function", "a function"],
   object: ["object", "an object", (v: unknown) => v !== null && !Array.isArray(v)],
-  switch: ["object", "a boolean or an object", (v: unknown) => v !== null && !Array.isArray(v)],
+  switch: ["boolean object", "a boolean or an object", (v: unknown) => v !== null && !Array.isArray(v)],
   string: ["string", "a string"],
   id: ["string", "a non-empty string", (v: string) => v !== ""],
 } as const satisfies Record<string, readonly [string, string, ((value: never) => boolean)?]>;
@@ -34,7 +34,7 @@ export function check(name: string, value: unknown, rule: Rule, required = false
   const [type, expected, inRange] = Array.isArray(rule)
     ? ["string", rule.map((choice) => JSON.stringify(choice)).join(" or "), (v: string) => rule.includes(v)]
     : RULES[rule as keyof typeof RULES];
-  const typeOk = typeof value === type;
+  const typeOk = type.split(" ").includes(typeof value);
   if (typeOk && (!inRange || (inRange as (v: unknown) => boolean)(value))) return;
   const message = `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`;
   throw typeOk && !Array.isArray(rule) ? new RangeError(message) : new TypeError(message);

@@ -40,7 +40,7 @@ export interface Waiter {
   wait(
     until: number,
     signal: AbortSignal | undefined,
-    local: Promise<void> | undefined,
+    local: Promise<unknown> | undefined,
   ): Promise<Grant | undefined>;
   /** The acquisition is over; `abandoned`: the clean-up of a try left behind, still running. */
   close(abandoned: Promise<unknown> | undefined): void;
@@ -53,7 +53,7 @@ export interface Waiter {
 export function pollUntil(
   until: number,
   signal: AbortSignal | undefined,
-  local: Promise<void> | undefined,
+  local: Promise<unknown> | undefined,
   wake?: (finish: () => void, moveTo: (moment: number) => void) => void,
 ): Promise<undefined> {
   if (signal?.aborted) return Promise.reject(signal.reason);

@@ -62,7 +62,7 @@ export class SubscribedWaiter implements Waiter {
   }
 
   /** Waits as polling would; a release wakes it at once, or within 1-4 round trips of it ("soon"). */
-  async wait(until: number, signal: AbortSignal | undefined, local: Promise<void> | undefined) {
+  async wait(until: number, signal: AbortSignal | undefined, local: Promise<unknown> | undefined) {
     const roundTrip = Math.min(this.#fastest, this.#plan.backoff.delay);
     const spread = Math.min(3 * roundTrip, this.#plan.backoff.delay);
     try {
