@@ -76,18 +76,7 @@ export class Lease implements AsyncDisposable {
     this.#c = context;
     this.#fencingToken = confirmed?.fencingToken;
     this.#watched = context.onLost !== undefined || context.renewInterval !== undefined;
-    if (confirmed) this.#start(confirmed);
-  }
-
-  #start(confirmed: Confirmation): void {
-    const context = this.#c;
-    this.#confirmed = true;
-    // A key without expiry (-1) gives no deadline; count one lease from the start instead.
-    this.#confirm(confirmed.sentAt, confirmed.pttl >= 0 ? confirmed.pttl : context.lease);
-    // A short grant is topped up halfway through, even without auto-extend: the holder gets its full lease.
-    this.#topUp = confirmed.pttl >= 0 && confirmed.pttl < context.lease;
-    if (this.#topUp) this.#scheduleRenewal(Math.max(1, Math.floor(confirmed.pttl / 2)));
-    else if (context.renewInterval !== undefined) this.#scheduleRenewal(context.renewInterval);
+    if (confirmed) this.#confirm(confirmed.sentAt, confirmed.pttl);
   }
 
   /** The lock's id. */
@@ -117,7 +106,7 @@ export class Lease implements AsyncDisposable {
     if (!this.#controller) {
       this.#controller = new AbortController();
       deadlineAware(this.#controller.signal, () => this.#checkDeadline());
-      if (this.#lossReason) this.#controller.abort(this.#lossError(this.#lossReason));
+      if (this.#lossReason) this.#controller.abort(this.#lossError());
       this.#watch();
     }
     return this.#controller.signal;
@@ -126,7 +115,7 @@ export class Lease implements AsyncDisposable {
   #watch(): void {
     if (this.#watched) return;
     this.#watched = true;
-    this.#armDeadline();
+    this.#arm();
   }
 
   /**
@@ -148,9 +137,8 @@ export class Lease implements AsyncDisposable {
     tokens?.track("releasing", token, request);
     // Past the lease, Redis has expired the key: the caller need not wait for the answer.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
-    const answer = within(request, limit, (late) => this.#c.background(late.catch(() => {})));
     // Not known released if this throws: a later release() may try again; the lease bounds the key.
-    const released = await answer;
+    const released = await this.#within(request, limit);
     this.#gone = true;
     return released === TIMED_OUT ? false : released;
   }
@@ -226,7 +214,7 @@ export class Lease implements AsyncDisposable {
   #reportLoss(reason: LockLossReason): void {
     if (this.#lossReason !== undefined) return;
     this.#lossReason = reason;
-    const error = this.#lossError(reason);
+    const error = this.#lossError();
     this.#controller?.abort(error);
     try {
       const result: unknown = this.#c.onLost?.(error);
@@ -236,30 +224,47 @@ export class Lease implements AsyncDisposable {
     }
   }
 
-  async #observe(
-    operation: "extend" | "status",
-    request: Promise<Observation>,
-    sentAt: number,
-  ): Promise<boolean> {
-    const { lease, lockId, background } = this.#c;
-    const answer = await within(request, lease, (late) => background(late.catch(() => {})));
+  #lossError(): LockLostError {
+    return new LockLostError(
+      this.#c.lockId,
+      this.#lossReason ?? "taken",
+      this.#c.renewInterval !== undefined,
+    );
+  }
+
+  async #observe(operation: "extend" | "status", request: Promise<Observation>, sentAt: number) {
+    const { lease, lockId } = this.#c;
+    const answer = await this.#within(request, lease);
     if (answer === TIMED_OUT)
       throw new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, lease));
-    if (!answer.held) this.lose("taken");
-    else if (this.#confirmed || this.#ended) this.#confirm(sentAt, answer.pttl);
-    else this.#start({ sentAt, pttl: answer.pttl, fencingToken: undefined });
+    if (answer.held) this.#confirm(sentAt, answer.pttl);
+    else this.lose("taken");
     return answer.held;
   }
 
-  #lossError(reason: LockLossReason): LockLostError {
-    return new LockLostError(this.#c.lockId, reason, this.#c.renewInterval !== undefined);
+  /** `request`'s answer, or TIMED_OUT after `ms`; a late answer is left to settle in the background. */
+  #within<T>(request: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+    return within(request, ms, (late) => this.#c.background(late.catch(() => {})));
   }
 
-  /** Counted from the request's send (`sentAt`), the deadline can only be early, never late. */
+  /**
+   * Redis said the token holds `pttl` ms (-1: no expiry) as of `sentAt`, the request's send: the deadline can
+   * only be early, never late. The first confirmation starts the lease's renewals.
+   */
   #confirm(sentAt: number, pttl: number): void {
-    if (this.#ended || pttl < 0) return; // -1: no expiry (someone persisted it): keep the deadline known
-    this.#deadline = sentAt + pttl - clockDriftAllowance(pttl);
-    if (this.#watched) this.#armDeadline();
+    const { lease, renewInterval } = this.#c;
+    const first = !this.#confirmed;
+    if (this.#ended) return;
+    this.#confirmed = true;
+    // No expiry (someone persisted the key) keeps the deadline known, or counts one lease from the start.
+    const known = pttl < 0 && first ? lease : pttl;
+    if (known >= 0) this.#deadline = sentAt + known - clockDriftAllowance(known);
+    if (this.#watched) this.#arm();
+    if (!first) return;
+    // A short grant is topped up halfway through, even without auto-extend: the holder gets its full lease.
+    this.#topUp = pttl >= 0 && pttl < lease;
+    if (this.#topUp) this.#renewIn(Math.max(1, Math.floor(pttl / 2)));
+    else if (renewInterval !== undefined) this.#renewIn(renewInterval);
   }
 
   #checkDeadline(): void {
@@ -267,18 +272,18 @@ export class Lease implements AsyncDisposable {
       this.lose("expired");
   }
 
-  #armDeadline(): void {
+  #arm(): void {
     if (this.#ended || !this.#confirmed) return;
     this.#cancelDeadline?.();
     this.#cancelDeadline = backgroundTimer(this.#deadline - monotonicNow(), () => this.lose("expired"));
   }
 
-  #scheduleRenewal(delay: number): void {
+  #renewIn(delay: number): void {
     if (this.#ended) return;
-    this.#cancelRenewal = backgroundTimer(delay, () => void this.#renewOnce());
+    this.#cancelRenewal = backgroundTimer(delay, () => void this.#renew());
   }
 
-  async #renewOnce(): Promise<void> {
+  async #renew(): Promise<void> {
     const { store, token, lease, permit, renewInterval } = this.#c;
     if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
     const sentAt = monotonicNow();
@@ -288,7 +293,7 @@ export class Lease implements AsyncDisposable {
     } catch {
       // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
       if (this.remainingMs === 0) this.lose("expired");
-      else this.#scheduleRenewal(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
+      else this.#renewIn(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
       return;
     }
     if (this.#ended) return;
@@ -296,7 +301,7 @@ export class Lease implements AsyncDisposable {
     this.#confirm(sentAt, answer.pttl);
     this.#topUp = false;
     // Timed from this renewal's send, not its reply, lest each round trip push renewals past the lease.
-    if (renewInterval !== undefined) this.#scheduleRenewal(sentAt + renewInterval - monotonicNow());
+    if (renewInterval !== undefined) this.#renewIn(sentAt + renewInterval - monotonicNow());
   }
 
   #end(): void {
@@ -323,23 +328,17 @@ export async function runHolding<T>(
 
 /** Runs `check` on each read of `signal`, so a deadline missed in a stall shows; stays a real AbortSignal. */
 function deadlineAware(signal: AbortSignal, check: () => void): void {
-  const proto = AbortSignal.prototype;
-  const after =
-    <T>(read: (this: AbortSignal) => T) =>
-    () => {
-      check();
-      return read.call(signal);
-    };
-  const getter = (name: "aborted" | "reason") => ({
-    get: after(Object.getOwnPropertyDescriptor(proto, name)?.get ?? (() => undefined)),
-    configurable: true,
-  });
   try {
-    Object.defineProperties(signal, {
-      aborted: getter("aborted"),
-      reason: getter("reason"),
-      throwIfAborted: { value: after(proto.throwIfAborted), configurable: true },
-    });
+    for (const name of ["aborted", "reason", "throwIfAborted"] as const) {
+      const { get, value } = Object.getOwnPropertyDescriptor(AbortSignal.prototype, name) ?? {};
+      const read = (get ?? value) as (() => unknown) | undefined;
+      if (!read) continue;
+      const checked = () => {
+        check();
+        return read.call(signal);
+      };
+      Object.defineProperty(signal, name, { [get ? "get" : "value"]: checked, configurable: true });
+    }
   } catch {
     // A frozen signal: the timer alone reports the loss.
   }

@@ -242,7 +242,7 @@ function quorumStore(
 /** Every member's announcements: a release is announced on each; the first active subscription decides. */
 function combined(all: readonly LockEvents[]): LockEvents {
   const events: LockEvents = {
-    waiter: (plan, fair) => new SubscribedWaiter(events, plan, fair),
+    waiter: (plan) => new SubscribedWaiter(events, plan),
     active: () => all.some((each) => each.active()),
     listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined> {
       const stopAll = new AbortController();

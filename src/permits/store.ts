@@ -9,7 +9,7 @@ import {
   type Take,
 } from "../store";
 import { upstashFeedOf } from "../wake/upstash";
-import { fairWaiter } from "./queue";
+import { FairWaiter } from "./queue";
 import { extendPermit, releasePermit, renewPermit, takePermit } from "./scripts";
 
 /** The most permits a semaphore may have: every request sends every permit's key. */
@@ -64,7 +64,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           ? (target.events() ??
             (fair ? upstashFeedOf(target.client)?.lockEvents(target.channelKey) : undefined))
           : undefined;
-        return fair ? fairWaiter(token, plan, events, leave, background) : events?.waiter(plan);
+        return fair ? new FairWaiter(token, plan, events, leave, background) : events?.waiter(plan);
       },
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");

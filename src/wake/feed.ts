@@ -19,8 +19,8 @@ export interface Listening {
 
 /** One lock's announcements on one client with wake-ups (or on every member of a quorum). */
 export interface LockEvents {
-  /** One acquisition's wait; `fair`: a fair waiter's reading of each announcement. */
-  waiter(plan: AcquirePlan, fair?: (event: FeedEvent) => Meaning): SubscribedWaiter;
+  /** One unfair acquisition's wait. */
+  waiter(plan: AcquirePlan): SubscribedWaiter;
   /** Resolves once the shared subscription is active; undefined if it failed or `signal` aborted first. */
   listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined>;
   active(): boolean; // a subscription is active now: listening costs no request

@@ -89,7 +89,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
           return name;
         });
         const made: LockEvents = {
-          waiter: (plan, fair) => new SubscribedWaiter(made, plan, fair),
+          waiter: (plan) => new SubscribedWaiter(made, plan),
           active: () => channel !== undefined && feed.active(channel),
           // No await once named: a wait joining an active subscription is covered from its first try.
           listen: (onEvent, signal) =>

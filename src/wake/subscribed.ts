@@ -1,20 +1,21 @@
 import { backoffDelay } from "../backoff";
 import { monotonicNow } from "../clock";
 import type { AcquirePlan } from "../options";
-import type { Take } from "../store";
-import { pollUntil, type Step, type Waiter } from "../waiting";
+import type { QueueTicket, Take } from "../store";
+import { type Grant, pollUntil, type Step, type Waiter } from "../waiting";
 import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
 
 /**
  * A wait that its lock's announcements may cut short. It subscribes once that is cheaper than polling (at
- * once when a shared subscription is active: free), then polls only every `retry.maxDelay` as a safety net
- * (a 0.2 holder's release is not announced). An unfair waiter retries at the first release it hears; once
- * it heard the lock change hands, within the retry window (the releaser may retake it, others heard it too).
+ * once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
+ * every `retry.maxDelay` as a safety net (a 0.2 holder's release is not announced). Without `events` (no
+ * wake-ups on the client) it only polls. An unfair waiter retries at the first release it hears; once it
+ * heard the lock change hands, within the retry window (the releaser may retake it, others heard it too).
  */
 export class SubscribedWaiter implements Waiter {
-  readonly #events: LockEvents;
-  readonly #plan: AcquirePlan;
-  readonly #fair: ((event: FeedEvent) => Meaning) | undefined;
+  readonly #events: LockEvents | undefined;
+  protected readonly plan: AcquirePlan;
+  readonly #fair: boolean;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
   #subscribed = false;
@@ -28,15 +29,14 @@ export class SubscribedWaiter implements Waiter {
   #turnedOver = false; // heard the lock taken
   #freed = 0; // releases heard since the last try
 
-  /** @param fair a fair waiter's reading of each announcement; it subscribes at its first refusal. */
-  constructor(events: LockEvents, plan: AcquirePlan, fair?: (event: FeedEvent) => Meaning) {
+  constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
-    this.#plan = plan;
+    this.plan = plan;
     this.#fair = fair;
-    if (events.active()) this.#subscribe();
+    if (events?.active()) this.#subscribe();
   }
 
-  trying(): undefined {
+  trying(_lastTry: boolean): QueueTicket | undefined {
     if (this.#pending !== "grant") this.#pending = "ignore";
     this.#freed = 0;
     this.#sentAt = monotonicNow();
@@ -56,15 +56,19 @@ export class SubscribedWaiter implements Waiter {
     if (pays) this.#subscribe();
     // Once a try is covered, a release is announced: only a safety poll every `maxDelay` is left.
     const at = this.#covers(this.#sentAt)
-      ? Math.min(this.#sentAt + this.#plan.backoff.maxDelay, cap, windowEnd)
+      ? Math.min(this.#sentAt + this.plan.backoff.maxDelay, cap, windowEnd)
       : planned;
     return { at, spent: pays ? 1 : 0 };
   }
 
   /** Waits as polling would; a release wakes it at once, or within 1-4 round trips of it ("soon"). */
-  async wait(until: number, signal: AbortSignal | undefined, local: Promise<unknown> | undefined) {
-    const roundTrip = Math.min(this.#fastest, this.#plan.backoff.delay);
-    const spread = Math.min(3 * roundTrip, this.#plan.backoff.delay);
+  async wait(
+    until: number,
+    signal: AbortSignal | undefined,
+    local: Promise<unknown> | undefined,
+  ): Promise<Grant | undefined> {
+    const roundTrip = Math.min(this.#fastest, this.plan.backoff.delay);
+    const spread = Math.min(3 * roundTrip, this.plan.backoff.delay);
     try {
       await pollUntil(until, signal, local, (finish, moveTo) => {
         this.#wake = (meaning) => {
@@ -82,14 +86,14 @@ export class SubscribedWaiter implements Waiter {
   }
 
   /** The announcement that handed the lock to this (fair) waiter, if one came; once. */
-  takeGrant(): FeedEvent | undefined {
+  protected takeGrant(): FeedEvent | undefined {
     const grant = this.#grant;
     this.#grant = undefined;
     if (this.#pending === "grant") this.#pending = "ignore";
     return grant;
   }
 
-  close(): void {
+  close(_abandoned?: Promise<unknown>): void {
     this.#setup.abort();
     this.#listening?.stop();
     this.#listening = undefined;
@@ -98,7 +102,7 @@ export class SubscribedWaiter implements Waiter {
 
   /** Milliseconds from the first refusal to the schedule's last try (all attempts, no jitter). */
   #schedule(): number {
-    const { attempts, backoff } = this.#plan;
+    const { attempts, backoff } = this.plan;
     if (attempts === Number.POSITIVE_INFINITY) return attempts;
     let total = 0;
     let previous = -1;
@@ -118,8 +122,8 @@ export class SubscribedWaiter implements Waiter {
    * the try after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
   #pays({ tries, spent }: Step, span: number): boolean {
-    const { attempts, backoff } = this.#plan;
-    if (this.#subscribed || this.#failed || attempts - spent < 2) return false;
+    const { attempts, backoff } = this.plan;
+    if (!this.#events || this.#subscribed || this.#failed || attempts - spent < 2) return false;
     if (this.#fair) return true;
     if (!(span > 0)) return false;
     const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + Math.floor(span / backoff.maxDelay);
@@ -136,8 +140,8 @@ export class SubscribedWaiter implements Waiter {
 
   #subscribe(): void {
     this.#subscribed = true;
-    this.#events
-      .listen((event) => this.#heard(event), this.#setup.signal)
+    void this.#events
+      ?.listen((event) => this.#heard(event), this.#setup.signal)
       .then((listening) => {
         if (this.#setup.signal.aborted) listening?.stop();
         else if (listening) this.#listening = listening;
@@ -157,15 +161,17 @@ export class SubscribedWaiter implements Waiter {
       this.#hear("soon");
       return;
     }
-    const meaning = this.#fair ? this.#fair(event) : this.#unfair(event);
+    const meaning = this.meaning(event);
     if (meaning === "grant") this.#grant = event;
     this.#hear(meaning);
   }
 
-  // A release wakes at once until the wait hears someone take the lock; then only within the retry window.
-  // An acquisition cancels the wake once it took the last permit a release heard since the last try freed
-  // (a semaphore's releases add up).
-  #unfair(event: FeedEvent): Meaning {
+  /**
+   * What an announcement asks of this wait. A release wakes at once until the wait hears someone take the
+   * lock; then only within the retry window. An acquisition cancels the wake once it took the last permit a
+   * release heard since the last try freed (a semaphore's releases add up).
+   */
+  protected meaning(event: FeedEvent): Meaning {
     if (event === "released") {
       this.#freed += 1;
       return this.#turnedOver ? "soon" : "now";

@@ -40,7 +40,7 @@ class ScriptedStore implements LockStore {
   freeAt = Number.POSITIVE_INFINITY;
 
   readonly #events: LockEvents = {
-    waiter: (plan, fair) => new SubscribedWaiter(this.#events, plan, fair),
+    waiter: (plan) => new SubscribedWaiter(this.#events, plan),
     active: () => this.lingering,
     listen: (onEvent) => {
       this.#listener = onEvent;
