@@ -18,8 +18,7 @@ export class SubscribedWaiter implements Waiter {
   readonly #fair: boolean;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
-  #subscribed = false;
-  #failed = false; // a subscription that could not be set up is not retried by this wait: it polls on
+  #subscription: "none" | "asked" | "failed" = "none"; // a failed one is not retried: this wait polls on
   #pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
   #wake: ((meaning: Meaning) => void) | undefined;
   #grant: FeedEvent | undefined;
@@ -97,7 +96,6 @@ export class SubscribedWaiter implements Waiter {
     this.#setup.abort();
     this.#listening?.stop();
     this.#listening = undefined;
-    this.#subscribed = false;
   }
 
   /** Milliseconds from the first refusal to the schedule's last try (all attempts, no jitter). */
@@ -123,7 +121,7 @@ export class SubscribedWaiter implements Waiter {
    */
   #pays({ tries, spent }: Step, span: number): boolean {
     const { attempts, backoff } = this.plan;
-    if (!this.#events || this.#subscribed || this.#failed || attempts - spent < 2) return false;
+    if (!this.#events || this.#subscription !== "none" || attempts - spent < 2) return false;
     if (this.#fair) return true;
     if (!(span > 0)) return false;
     const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + Math.floor(span / backoff.maxDelay);
@@ -139,16 +137,13 @@ export class SubscribedWaiter implements Waiter {
   }
 
   #subscribe(): void {
-    this.#subscribed = true;
+    this.#subscription = "asked";
     void this.#events
       ?.listen((event) => this.#heard(event), this.#setup.signal)
       .then((listening) => {
         if (this.#setup.signal.aborted) listening?.stop();
         else if (listening) this.#listening = listening;
-        else {
-          this.#subscribed = false;
-          this.#failed = true;
-        }
+        else this.#subscription = "failed";
       });
   }
 
@@ -156,7 +151,7 @@ export class SubscribedWaiter implements Waiter {
     if (event === "ended") {
       const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
-      this.#subscribed = false;
+      this.#subscription = "none";
       broken?.stop();
       this.#hear("soon");
       return;

@@ -3,6 +3,7 @@
 // says. The real stores and clients run in test/lock, test/clients and test/faults; this pins the policy.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { acquire, type Outcome } from "../../src/acquire";
+import * as backoff from "../../src/backoff";
 import { InstanceTimeoutError, LockRedisError } from "../../src/errors";
 import { type AcquirePlan, resolveAcquirePlan, resolveLockSettings } from "../../src/options";
 import type { LockStore, Take, TakeRequest } from "../../src/store";
@@ -10,6 +11,12 @@ import type { LockAcquireConfig } from "../../src/types";
 import type { Waiter } from "../../src/waiting";
 import type { FeedEvent, LockEvents } from "../../src/wake/feed";
 import { SubscribedWaiter } from "../../src/wake/subscribed";
+
+// Counted, not replaced: a wait must not pay for the attempts it has not made.
+vi.mock("../../src/backoff", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/backoff")>();
+  return { ...actual, backoffDelay: vi.fn(actual.backoffDelay) };
+});
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
@@ -169,6 +176,21 @@ describe("subscribing", () => {
     expect(result.acquired).toBe(true);
     // The first release the wait hears sends its try at once: no retry window for one holder.
     if (result.acquired) expect(result.sentAt - releasedAt).toBeLessThan(RTT);
+  });
+
+  it("a huge attempt budget costs nothing up front: the schedule's end is summed, not walked", async () => {
+    const store = new ScriptedStore();
+    const delays = vi.mocked(backoff.backoffDelay);
+    delays.mockClear();
+    const { outcome } = start(store, {
+      retry: { attempts: 1e9, delay: 100, maxDelay: 1_000 },
+      timeout: 1_500,
+    });
+    const result = await settle(outcome);
+    expect(result).toMatchObject({ acquired: false, reason: "timeout" });
+    expect(store.subscriptions).toBe(1);
+    // A few per try and per decision to subscribe, never one per attempt of the budget.
+    expect(delays.mock.calls.length).toBeLessThan(100);
   });
 
   it("never with the default three attempts: polling is cheaper", async () => {
