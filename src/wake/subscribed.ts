@@ -103,13 +103,13 @@ export class SubscribedWaiter implements Waiter {
     const { attempts, backoff } = this.plan;
     if (attempts === Number.POSITIVE_INFINITY) return attempts;
     let total = 0;
-    let previous = -1;
     for (let attempt = 1; attempt < attempts; attempt++) {
       const delay = backoffDelay(attempt, backoff, 0);
-      // Waits only grow, up to a cap: two equal ones mean all the rest are equal too.
-      if (delay === previous) return total + delay * (attempts - attempt);
+      // Fixed waits never change, nor do waits of 0 or at the cap: the rest are all this one.
+      const settled =
+        backoff.backoff === "fixed" || backoff.delay === 0 || delay >= Math.round(backoff.maxDelay);
+      if (settled) return total + delay * (attempts - attempt);
       total += delay;
-      previous = delay;
     }
     return total;
   }

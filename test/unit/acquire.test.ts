@@ -12,13 +12,20 @@ import type { Waiter } from "../../src/waiting";
 import type { FeedEvent, LockEvents } from "../../src/wake/feed";
 import { SubscribedWaiter } from "../../src/wake/subscribed";
 
-// Counted, not replaced: a wait must not pay for the attempts it has not made.
+// Counted, not replaced: a wait must not pay for the attempts it has not made. A loop that would never end
+// (counting polls without bound) fails the test instead of hanging the worker.
+let delaysLeft = 0;
 vi.mock("../../src/backoff", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/backoff")>();
-  return { ...actual, backoffDelay: vi.fn(actual.backoffDelay) };
+  const counted: typeof actual.backoffDelay = (...args) => {
+    if (--delaysLeft < 0) throw new Error("backoffDelay called 1,000,000 times in one test");
+    return actual.backoffDelay(...args);
+  };
+  return { ...actual, backoffDelay: vi.fn(counted) };
 });
 
 beforeEach(() => {
+  delaysLeft = 1_000_000;
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
 });
 afterEach(() => {
@@ -45,6 +52,8 @@ class ScriptedStore implements LockStore {
   #listener: ((event: FeedEvent) => void) | undefined;
   readonly #made = now();
   freeAt = Number.POSITIVE_INFINITY;
+  /** The holder's remaining lease a refused take reports (-1: its key has no expiry). */
+  heldPttl = 60_000;
 
   readonly #events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(this.#events, plan),
@@ -74,7 +83,7 @@ class ScriptedStore implements LockStore {
     }
     const held = now() - this.#made < this.freeAt;
     return reply(
-      held ? { kind: "held", pttl: 60_000 } : { kind: "acquired", fencingToken: undefined, permit: 1 },
+      held ? { kind: "held", pttl: this.heldPttl } : { kind: "acquired", fencingToken: undefined, permit: 1 },
     );
   }
 
@@ -191,6 +200,29 @@ describe("subscribing", () => {
     expect(store.subscriptions).toBe(1);
     // A few per try and per decision to subscribe, never one per attempt of the budget.
     expect(delays.mock.calls.length).toBeLessThan(100);
+  });
+
+  it("sub-millisecond exponential waits count to the end of their schedule, though they round to 0, 0, 1, 2", async () => {
+    const store = new ScriptedStore();
+    store.lingering = true; // covered from the first try: the schedule's end decides when the wait stops
+    const retry = { attempts: 20, delay: 0.2, maxDelay: 1_000, backoff: "exponential" as const };
+    const { outcome } = start(store, { retry });
+    await vi.advanceTimersByTimeAsync(1_500);
+    store.freeAt = 0;
+    store.announce("released");
+    expect(await settle(outcome)).toMatchObject({ acquired: true });
+  });
+
+  it("unlimited attempts, no timeout, a holder key without expiry: it subscribes, polls sparsely, and is woken", async () => {
+    const store = new ScriptedStore();
+    store.heldPttl = -1;
+    const { outcome } = start(store, { retry: { attempts: Number.POSITIVE_INFINITY, delay: 100 } });
+    await vi.advanceTimersByTimeAsync(2_500);
+    expect(store.subscriptions).toBe(1);
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_104]);
+    store.freeAt = 0;
+    store.announce("released");
+    expect(await settle(outcome)).toMatchObject({ acquired: true });
   });
 
   it("never with the default three attempts: polling is cheaper", async () => {
