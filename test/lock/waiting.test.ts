@@ -7,13 +7,14 @@ const redis = newRedis();
 describe("waiting for a held lock", () => {
   it("never sleeps past the holder's remaining lease, learnt from the failed attempt", async () => {
     const id = uniqueId("lease-cap");
-    await new Lock({ id, redis, lease: 300 }).acquire();
-    // Two tries 20 s apart: the second happens when the 300 ms lease ends, not 20 s later.
+    // Long enough that a loaded machine answers the acquire within it (300 ms was not, beside 4 busy loops).
+    await new Lock({ id, redis, lease: 1_500 }).acquire();
+    // Two tries 20 s apart: the second happens when the 1.5 s lease ends, not 20 s later.
     const waiter = new Lock({ id, redis, retry: { attempts: 2, delay: 20_000 } });
     const started = performance.now();
     expect(await waiter.acquire()).toBe(true);
-    // About 300 ms when the wait is capped by the lease; 20 s if it slept its delay. Half of that
-    // tells the two apart with a margin of thirty times the expected wait.
+    // About 1.5 s when the wait is capped by the lease; 20 s if it slept its delay. Half of that
+    // tells the two apart with a margin of six times the expected wait.
     expect(performance.now() - started).toBeLessThan(10_000);
     await waiter.release();
   });
