@@ -13,13 +13,16 @@ import { check } from "./validate";
 interface Turn {
   readonly ended: Promise<void>;
   end(): void;
+  /** The lease it made: the turn ends with it, or at its deadline if it is left to run out, as 0.2 allowed. */
+  lease: Lease | undefined;
 }
 
 /**
  * A distributed lock on the Redis key `prefix` + `id`, whose value is the holder's token (a UUID unless you
  * pass one), so 0.2 and this version exclude each other. One lease at a time: a second `acquire()` waits for
- * the first to end (within its own retries and timeout, sending nothing), never taking over. Lease methods
- * and getters act on the current lease (or seeded `uuid`). For many holders, use a {@link Semaphore}.
+ * the first to end, released or run out (within its own retries and timeout, sending nothing), never taking
+ * over. Lease methods and getters act on the current lease (or seeded `uuid`). For many holders, use a
+ * {@link Semaphore}.
  * @example
  * const lock = new Lock({ id: "invoice:42", redis: Redis.fromEnv() });
  * if (await lock.acquire()) try { await work(); } finally { await lock.release(); }
@@ -169,7 +172,10 @@ export class Lock implements AsyncDisposable {
     const again = chosen?.holding;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
-      if (this.#turn && this.#turn !== mine) return this.#turn.ended;
+      const current = this.#turn;
+      if (current?.lease?.remainingMs === 0) current.end(); // ran out unreleased: Redis expired it
+      const other = this.#turn !== mine ? this.#turn : undefined;
+      if (other) return { ended: other.ended, pttl: other.lease?.remainingMs ?? -1 };
       mine ??= this.#newTurn();
       return undefined;
     };
@@ -181,6 +187,7 @@ export class Lock implements AsyncDisposable {
       if (!outcome.acquired) return outcome;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+      if (mine) mine.lease = this.#lease;
       return outcome;
     } finally {
       if (!outcome?.acquired) mine?.end();
@@ -195,6 +202,7 @@ export class Lock implements AsyncDisposable {
     });
     const turn: Turn = {
       ended,
+      lease: undefined,
       end: () => {
         if (this.#turn === turn) this.#turn = undefined;
         end();

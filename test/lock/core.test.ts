@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type EvalClient, Lock, LockAcquisitionError } from "../../src/index";
+import { waitUntil } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
@@ -71,6 +72,31 @@ describe("acquire and release", () => {
     expect(requests).toBe(before);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(1_000)).toBe(true);
+    expect(await lock.release()).toBe(true);
+  });
+
+  // 0.2's use: acquire, never release, let the lease run out. The instance's turn ends with the lease.
+  it("acquires again once a lease left unreleased has run out, as 0.2 did", async () => {
+    const id = uniqueId("left-to-expire");
+    const lock = new Lock({ id, redis, lease: 500 });
+    expect(await lock.acquire()).toBe(true);
+    const first = await rawRedis.get(id);
+    await waitUntil(async () => (await redis.exists(id)) === 0 && lock.remainingMs === 0, `${id} to expire`);
+    expect(await lock.acquire()).toBe(true);
+    const second = await rawRedis.get(id);
+    expect(second).toEqual(expect.any(String));
+    expect(second).not.toBe(first);
+    expect(await lock.release()).toBe(true);
+  });
+
+  it("a second acquire waiting for the turn takes the lock when the first lease runs out unreleased", async () => {
+    const id = uniqueId("turn-runs-out");
+    const lock = new Lock({ id, redis, lease: 500 });
+    expect(await lock.acquire()).toBe(true);
+    const first = await rawRedis.get(id);
+    // Its schedule would poll past the lease many times over; the wait is cut at the lease's deadline.
+    expect(await lock.acquire({ timeout: 10_000, retry: { delay: 5_000 } })).toBe(true);
+    expect(await rawRedis.get(id)).not.toBe(first);
     expect(await lock.release()).toBe(true);
   });
 
