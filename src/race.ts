@@ -40,7 +40,10 @@ export function abortable<T>(
   });
 }
 
-/** Resolves after `ms` milliseconds (the timer keeps a process alive, as a caller's own wait should). */
+/**
+ * Resolves after `ms` milliseconds, longer than one timer holds too (`Debounce`'s `wait` has no upper bound);
+ * keeps a process alive, as a caller's own wait should.
+ */
 export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => backgroundTimer(ms, resolve, true));
 }

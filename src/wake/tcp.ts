@@ -6,6 +6,9 @@ export interface PubSubClient {
   subscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;
+  once?(event: string, listener: () => void): unknown;
+  /** ioredis: "wait" until a `lazyConnect` client is asked to connect, "connecting" ... "ready". */
+  readonly status?: string;
   connect?(): Promise<unknown>;
   disconnect?(): unknown;
   destroy?(): unknown;
@@ -67,7 +70,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));
     });
-    const connected = Promise.race([ioredis ? undefined : client.connect?.(), closed]);
+    const connected = Promise.race([ioredis ? ioredisReady(client) : client.connect?.(), closed]);
     for (const settling of [closed, connected]) settling.catch(() => {});
     const link: Link = { client, channels: new Map(), connected, closed, shut, users: 0, dead: false };
     client.on("error", () => drop(link)); // unlistened, an error throws; a drop may lose messages
@@ -144,4 +147,15 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     }
     return stop;
   };
+}
+
+/**
+ * Settles once an ioredis duplicate takes commands: until then one that inherited `enableOfflineQueue: false`
+ * (as fast failure asks) refuses SUBSCRIBE, and one that inherited `lazyConnect` does not connect by itself.
+ */
+function ioredisReady(client: PubSubClient): Promise<unknown> | undefined {
+  const { status, once } = client;
+  if (status === "wait") return client.connect?.();
+  if (!once || !["connecting", "connect", "reconnecting"].includes(status ?? "")) return undefined;
+  return new Promise((resolve) => once.call(client, "ready", () => resolve(undefined)));
 }

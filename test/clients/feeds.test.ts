@@ -1,6 +1,7 @@
 // The wake-up subscription of the TCP clients when its extra connection hangs or fails: the wait
 // goes on by polling and ends as planned, the hung connection is closed once nobody waits for it,
 // and a failed one is not reused: the next wait connects afresh.
+import { createHash } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
@@ -154,6 +155,35 @@ describe.each(kinds)("%s", (_name, kind) => {
     enableWakeUps(redis as never);
     expect((await waitOnHeldLock(redis, 12)).acquired).toBe(false);
     expect(redis.duplicates).toBe(1);
+  });
+});
+
+// Found by a review: the subscriber duplicate inherits the fast-failure settings docs/guarantees.md gives
+// (no offline queue, lazy connect), and ioredis refused its SUBSCRIBE before it connected: no wait was ever
+// woken, each only polled.
+describe("ioredis set up for fast failure (`enableOfflineQueue: false`, `lazyConnect: true`)", () => {
+  it("a wait subscribes, and the release wakes it before its next poll", async () => {
+    const redis = new IoRedis(server.port, "127.0.0.1", { enableOfflineQueue: false, lazyConnect: true });
+    redis.on("error", () => {});
+    closers.push(() => redis.quit());
+    await redis.connect();
+    enableWakeUps(redis);
+    const id = uniqueId("fast-failure-feed");
+    const channel = `lock-events:${createHash("sha1").update(id).digest("hex")}`;
+    const holder = new Lock({ id, redis, lease: 30_000 });
+    await holder.acquireOrThrow();
+    // Polls every second, then, subscribed, every 20 s (`maxDelay`): its second try, 1 s in, is its
+    // last poll for 20 s, so only the announcement can hand it the lock released after that.
+    const waiter = new Lock({ id, redis, retry: { delay: 1_000, maxDelay: 20_000 } });
+    const waiting = waiter.acquire({ timeout: 25_000 });
+    const subscribers = async () => ((await redis.pubsub("NUMSUB", channel)) as [string, number])[1];
+    await waitUntil(async () => (await subscribers()) === 1, "the wait to subscribe");
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
+    expect(await waiting).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(10_000);
+    expect(await waiter.release()).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { abortable, TIMED_OUT, within } from "../../src/race";
+import { abortable, sleep, TIMED_OUT, within } from "../../src/race";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -98,5 +98,22 @@ describe("abortable", () => {
     await expect(abortable(Promise.resolve("done"), controller.signal, onAbandoned)).resolves.toBe("done");
     controller.abort();
     expect(onAbandoned).not.toHaveBeenCalled();
+  });
+});
+
+describe("sleep", () => {
+  // Found by a review: `Debounce`'s wait went to one setTimeout, which fires at once past 2^31 - 1 ms.
+  it("waits longer than one timer holds, in steps, then resolves", async () => {
+    const ms = 2 ** 31 + 5_000;
+    let done = false;
+    void sleep(ms).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 1);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(ms - (2 ** 31 - 1) - 1);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
   });
 });

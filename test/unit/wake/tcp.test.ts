@@ -29,11 +29,13 @@ class FakeConnection extends EventEmitter {
   }
 }
 
-function ioredisLike() {
+/** A source whose duplicates are fake connections; `state` gives them a status (and `connect`), else none. */
+function ioredisLike(state?: { status: string; connect?: () => Promise<void> }) {
   const connections: FakeConnection[] = [];
   const source = {
     duplicate: () => {
       const connection = new FakeConnection();
+      if (state) Object.assign(connection, state);
       connections.push(connection);
       return connection as unknown as PubSubClient;
     },
@@ -75,6 +77,38 @@ describe("tcpSubscriber", () => {
     connections[1]?.emit("message", "c", "released");
     expect(newLog).toEqual(["released"]);
     stopNew();
+  });
+
+  // Found by a review: a duplicate inherits `enableOfflineQueue: false` and `lazyConnect`, with which
+  // ioredis refuses a command sent before it is ready, and does not connect by itself.
+  describe("an ioredis duplicate not ready yet: SUBSCRIBE waits until it is", () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+    it('a lazy one (status "wait") is asked to connect first', async () => {
+      let connected!: () => void;
+      const connect = () => new Promise<void>((resolve) => (connected = resolve));
+      const { connections, subscribe } = ioredisLike({ status: "wait", connect });
+      const subscribing = subscribe("c", listener(), new AbortController().signal);
+      await settle();
+      const connection = connections[0] as FakeConnection;
+      expect(connection.sent).toEqual([]);
+      connected();
+      const stop = await subscribing;
+      expect(connection.sent).toEqual(["SUBSCRIBE c"]);
+      stop();
+    });
+
+    it('one connecting (status "connecting") is waited for until "ready"', async () => {
+      const { connections, subscribe } = ioredisLike({ status: "connecting" });
+      const subscribing = subscribe("c", listener(), new AbortController().signal);
+      await settle();
+      const connection = connections[0] as FakeConnection;
+      expect(connection.sent).toEqual([]);
+      connection.emit("ready");
+      const stop = await subscribing;
+      expect(connection.sent).toEqual(["SUBSCRIBE c"]);
+      stop();
+    });
   });
 
   describe("a wait that leaves while its SUBSCRIBE is in flight, another channel keeping the connection", () => {
