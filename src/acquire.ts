@@ -36,11 +36,8 @@ export type Outcome =
 export interface AcquisitionContext extends LeaseOwner {
   readonly plan: AcquirePlan;
   readonly token: string;
-  /**
-   * Undefined: this may go to Redis; else the instance's earlier acquisition or hold has the turn: `ended`
-   * settles when it ends, `pttl` is its lease left in ms (-1: none yet), after which it ends anyway.
-   */
-  readonly turn?: (() => { readonly ended: Promise<void>; readonly pttl: number } | undefined) | undefined;
+  /** Undefined: this may go to Redis; else settles when the instance's earlier acquisition or hold ends. */
+  readonly turn?: (() => Promise<void> | undefined) | undefined;
   /** With a token the caller chose: keeps each try apart from a release of the token here (`TokenLeases`). */
   readonly gate?: TokenGate | undefined;
 }
@@ -144,10 +141,10 @@ export async function acquire({
       const sentAt = monotonicNow();
       // Waits here, sending nothing: for the instance's turn, or for a release of this token in flight (a try
       // would confirm the hold, then lose it). A lease of waiting for Redis to answer that release is silence.
-      const other = turnTaken ? undefined : turn?.();
-      const local = other?.ended ?? gate?.releasing();
-      turnTaken ||= !other;
-      const result = local ? heldHere(other?.pttl ?? -1) : await send(ticket);
+      const turnEnds = turnTaken ? undefined : turn?.();
+      const local = turnEnds ?? gate?.releasing();
+      turnTaken ||= !turnEnds;
+      const result = local ? HELD_HERE : await send(ticket);
       const now = monotonicNow();
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
@@ -158,7 +155,7 @@ export async function acquire({
       if (!local) replied = Math.min(replied, now - sentAt);
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
-      if (result.kind === "error" || (local && !other)) erringSince ??= sentAt;
+      if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
       else if (!local) {
         erringSince = undefined;
         refused = Math.min(refused, now - sentAt);
@@ -191,8 +188,8 @@ export async function acquire({
   }
 }
 
-/** What a wait for this instance's turn, or a release here, counts as: the lock held, `pttl` ms or unknown (-1). */
-const heldHere = (pttl: number): Held => ({ kind: "held", pttl });
+/** What a wait for this instance's turn, or a release here, counts as: the lock held, for how long unknown. */
+const HELD_HERE: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };
 

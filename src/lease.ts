@@ -28,7 +28,7 @@ export interface LeaseContext extends LeaseOwner {
   /** Milliseconds between renewals, when auto-extend is on. */
   readonly renewInterval: number | undefined;
   readonly onLost: ((error: LockLostError) => void) | undefined;
-  /** Called once when the lease ends (released, lost, or given up). */
+  /** Called once when the lease ends (released, lost, given up, or run out: such a lease is watched). */
   readonly onEnd?: (() => void) | undefined;
 }
 
@@ -65,7 +65,7 @@ export class Lease implements AsyncDisposable {
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
   #controller: AbortController | undefined; // made when asked for: most leases end with no signal read
-  #watched: boolean; // a loss is observable (signal, onLost, auto-extend): only then is the deadline timed
+  #watched: boolean; // its loss or end is observable (signal, onLost, auto-extend, onEnd): deadline timed
   #cancelDeadline: (() => void) | undefined;
   #cancelRenewal: (() => void) | undefined;
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
@@ -75,7 +75,9 @@ export class Lease implements AsyncDisposable {
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
     this.#c = context;
     this.#fencingToken = confirmed?.fencingToken;
-    this.#watched = context.onLost !== undefined || context.renewInterval !== undefined;
+    // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
+    const { onLost, renewInterval, onEnd } = context;
+    this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
     if (confirmed) this.#confirm(confirmed.sentAt, confirmed.pttl);
   }
 

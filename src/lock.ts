@@ -13,8 +13,6 @@ import { check } from "./validate";
 interface Turn {
   readonly ended: Promise<void>;
   end(): void;
-  /** The lease it made: the turn ends with it, or at its deadline if it is left to run out, as 0.2 allowed. */
-  lease: Lease | undefined;
 }
 
 /**
@@ -172,10 +170,7 @@ export class Lock implements AsyncDisposable {
     const again = chosen?.holding;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
-      const current = this.#turn;
-      if (current?.lease?.remainingMs === 0) current.end(); // ran out unreleased: Redis expired it
-      const other = this.#turn !== mine ? this.#turn : undefined;
-      if (other) return { ended: other.ended, pttl: other.lease?.remainingMs ?? -1 };
+      if (this.#turn && this.#turn !== mine) return this.#turn.ended;
       mine ??= this.#newTurn();
       return undefined;
     };
@@ -187,7 +182,6 @@ export class Lock implements AsyncDisposable {
       if (!outcome.acquired) return outcome;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
-      if (mine) mine.lease = this.#lease;
       return outcome;
     } finally {
       if (!outcome?.acquired) mine?.end();
@@ -202,7 +196,6 @@ export class Lock implements AsyncDisposable {
     });
     const turn: Turn = {
       ended,
-      lease: undefined,
       end: () => {
         if (this.#turn === turn) this.#turn = undefined;
         end();

@@ -89,16 +89,26 @@ describe("acquire and release", () => {
     expect(await lock.release()).toBe(true);
   });
 
-  it("a second acquire waiting for the turn takes the lock when the first lease runs out unreleased", async () => {
-    const id = uniqueId("turn-runs-out");
-    const lock = new Lock({ id, redis, lease: 500 });
-    expect(await lock.acquire()).toBe(true);
-    const first = await rawRedis.get(id);
-    // Its schedule would poll past the lease many times over; the wait is cut at the lease's deadline.
-    expect(await lock.acquire({ timeout: 10_000, retry: { delay: 5_000 } })).toBe(true);
-    expect(await rawRedis.get(id)).not.toBe(first);
-    expect(await lock.release()).toBe(true);
-  });
+  // The second review found the first fix's gap: a wait that began while the first acquire was in flight.
+  it.each([
+    ["the first acquired", true],
+    ["the first acquire in flight", false],
+  ])(
+    "a second acquire waiting for the turn (%s) takes the lock when the first lease runs out unreleased",
+    async (_when, settled) => {
+      const id = uniqueId("turn-runs-out");
+      const lock = new Lock({ id, redis, lease: 500 });
+      const holding = lock.acquire();
+      if (settled) await holding;
+      // Its schedule would wait 5 s, past its timeout: the wait ends with the first lease's deadline.
+      const waiting = lock.acquire({ timeout: 4_000, retry: { delay: 5_000 } });
+      expect(await holding).toBe(true);
+      const first = await rawRedis.get(id);
+      expect(await waiting).toBe(true);
+      expect(await rawRedis.get(id)).not.toBe(first);
+      expect(await lock.release()).toBe(true);
+    },
+  );
 
   it("acquireOrThrow resolves with the lock itself", async () => {
     const id = uniqueId("or-throw");
