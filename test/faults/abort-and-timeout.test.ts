@@ -153,6 +153,7 @@ describe("timeout", () => {
     expect(elapsed).toBeGreaterThanOrEqual(450);
     // Never past the budget by more than a timer's lateness: a few ms; 200 on a loaded machine.
     expect(elapsed).toBeLessThan(500 + 200);
+    await waiter.pending; // its abandoned try lands before the next test counts requests
     await holder.release();
   });
 
@@ -176,6 +177,9 @@ describe("timeout", () => {
     // waits for one past the budget; on a busy machine give the timers 200 ms.
     expect(elapsed).toBeGreaterThanOrEqual(1_200 / 2);
     expect(elapsed).toBeLessThan(1_200 + 200);
+    // Its try abandoned at the budget may still be on its way: the next test counts the pass-through's
+    // requests (one too many there once, beside four busy loops).
+    await waiter.pending;
     wire().passThrough.faults.reset();
     await holder.release();
   });

@@ -13,7 +13,7 @@ const wire = useWire(sharedEndpoint);
 const unhandled = trackUnhandledRejections();
 
 /**
- * A client that re-sends a request every 250 ms when its reply is lost, up to 5 times: the first
+ * A client that re-sends a request every 400 ms when its reply is lost, up to 5 times: the first
  * three sends of the call under test run on the server but their replies are dropped.
  */
 function retryingClient(): Redis {
@@ -21,7 +21,7 @@ function retryingClient(): Redis {
     url: wire().passThrough.url,
     token: sharedEndpoint().token,
     enableTelemetry: false,
-    retry: { retries: 5, backoff: () => 250 },
+    retry: { retries: 5, backoff: () => 400 },
   });
 }
 
@@ -36,11 +36,12 @@ async function takeOverWhenFree(id: string, withinMs: number): Promise<Lock> {
 describe("a re-sent extend after a takeover", () => {
   it("gives up at the lease, and the late re-run neither reports the token held nor touches the new owner's lease", async () => {
     const id = uniqueId("rerun-extend");
-    const lock = new Lock({ id, redis: retryingClient(), lease: 300 });
+    // A 700 ms lease: 300 ms gave the acquire itself no reply in time beside four busy loops.
+    const lock = new Lock({ id, redis: retryingClient(), lease: 700 });
     expect(await lock.acquire()).toBe(true);
     const signal = lock.signal;
     // The first send extends by 100 ms and sets its receipt; its reply and the next two are lost.
-    // By the fourth send (750 ms later) the 400 ms lease has run out and another owner holds the key.
+    // By the fourth send (1,200 ms later) the 800 ms lease has run out and another owner holds the key.
     wire().passThrough.faults.dropReplies(3);
     const extending = lock.extend(100).catch((error: unknown) => error);
     const other = await takeOverWhenFree(id, 2_000);

@@ -37,7 +37,8 @@ async function waitersInOrder(
       (async () => {
         const held = await make().acquireOrThrow({ timeout: 20_000 });
         served.push(index);
-        await pause(30);
+        // Two permits hand over at once: grants 30 ms apart were seen out of order beside four busy loops.
+        await pause(200);
         await held.release();
       })(),
     );
@@ -178,7 +179,7 @@ describe("a fair semaphore", () => {
       served,
     );
     await holders[0]?.release();
-    await pause(100);
+    await pause(100); // half a waiter's hold: each grant comes 100 ms after the one before
     await holders[1]?.release();
     await Promise.all(waiting);
     expect(served).toEqual([0, 1, 2, 3]);
