@@ -43,7 +43,8 @@ async function permitCycle(redis: Redis): Promise<void> {
       limit: 1,
       fair: true,
       fencing,
-      lease: 200,
+      // Renewals every 20 ms run the renewal script; the lease leaves a loaded machine room for them.
+      lease: 2_000,
       autoExtend: { interval: 20 },
     });
     const lease = await semaphore.acquireOrThrow();
