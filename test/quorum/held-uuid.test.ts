@@ -31,9 +31,12 @@ describe("quorum: a release slow on one member, and a same-uuid acquisition on t
     const id = uniqueId("quorum-late-member-release");
     const uuid = crypto.randomUUID();
     const made = make(id);
+    // A wait for this instance's release in flight spends an attempt per retry delay: on a loaded
+    // machine the release may outlast the default three.
+    const retry = { attempts: 50, delay: 100 };
     const acquire = async () => {
-      if (made instanceof Lock) return (await made.acquire({ uuid })) ? made : undefined;
-      return made.acquire({ uuid });
+      if (made instanceof Lock) return (await made.acquire({ uuid, retry })) ? made : undefined;
+      return made.acquire({ uuid, retry });
     };
     const first = await acquire();
     members()[2]?.passThrough.faults.delayNext(1, 800);
