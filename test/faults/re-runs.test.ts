@@ -3,10 +3,10 @@
 // key that holds another token, nor touch the other owner's lock.
 import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
-import { InstanceTimeoutError, Lock, type LockLostError, LockRedisError } from "../../src/index";
+import { InstanceTimeoutError, Lock, type LockLostError, LockRedisError, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
-import { pause, within } from "./support/time";
+import { pause, waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const wire = useWire(sharedEndpoint);
@@ -108,5 +108,37 @@ describe("a re-sent release after a takeover", () => {
     const { released, other } = await releaseReRunAfterTakeover("rerun-release-answer");
     await other.release();
     expect(released).toBe(true);
+  });
+});
+
+// A semaphore's releases share one receipts hash: a re-run must find its own release among others since.
+describe("a re-sent semaphore release after another permit's release", () => {
+  async function releaseReRunAfterOtherRelease(label: string, uuid?: string) {
+    const id = uniqueId(label);
+    const mine = new Semaphore({ id, redis: retryingClient(), limit: 2, lease: 10_000 });
+    const others = new Semaphore({ id, redis: wire().direct, limit: 2, lease: 10_000 });
+    const a = await mine.acquireOrThrow({ uuid });
+    const b = await others.acquireOrThrow();
+    wire().passThrough.faults.dropReplies(1);
+    const releasing = within(a.release(), 5_000, "the re-sent release");
+    // Its first run freed a's permit (its reply was dropped); the re-send comes 400 ms later.
+    await waitUntil(async () => (await wire().direct.keys(`{${id}}:permit:*`)).length === 1, "a's first run");
+    expect(await b.release()).toBe(true);
+    return { id, others, releasing };
+  }
+
+  it("still answers true: its first run freed the permit", async () => {
+    const { releasing } = await releaseReRunAfterOtherRelease("rerun-permit-release");
+    expect(await releasing).toBe(true);
+    expect(unhandled()).toEqual([]);
+  });
+
+  it("leaves a new hold of its uuid alone", async () => {
+    const uuid = crypto.randomUUID();
+    const { others, releasing } = await releaseReRunAfterOtherRelease("rerun-permit-uuid", uuid);
+    const again = await others.acquireOrThrow({ uuid }); // the same job, started again elsewhere
+    expect(await releasing).toBe(true);
+    expect(await again.getStatus()).toBe("ACQUIRED");
+    expect(await again.release()).toBe(true);
   });
 });
