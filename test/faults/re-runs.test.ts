@@ -117,7 +117,7 @@ describe("a re-sent semaphore release after another permit's release", () => {
     const id = uniqueId(label);
     const mine = new Semaphore({ id, redis: retryingClient(), limit: 2, lease: 10_000 });
     const others = new Semaphore({ id, redis: wire().direct, limit: 2, lease: 10_000 });
-    const a = await mine.acquireOrThrow({ uuid });
+    const a = await mine.acquireOrThrow(uuid === undefined ? {} : { uuid });
     const b = await others.acquireOrThrow();
     wire().passThrough.faults.dropReplies(1);
     const releasing = within(a.release(), 5_000, "the re-sent release");
