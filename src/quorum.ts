@@ -88,7 +88,9 @@ function quorumStore(
     kind.set(token, all);
     void Promise.allSettled(all).then(() => kind.get(token) === all && kind.delete(token));
   };
-  // Resolves once the answers so far (undefined: pending) decide a majority; the rest finish in background.
+  // Resolves once the answers so far (undefined: pending) decide: a majority of yes, or more than a minority
+  // of no, or of failures. A mix of no and failures waits for the rest (each bounded), which tell contention
+  // from an outage. The rest finish in the background.
   const ask = <T>(
     operation: LockOperation,
     requests: readonly Promise<T>[],
@@ -114,8 +116,9 @@ function quorumStore(
           )
           .then((answer) => {
             answers[index] = answer;
-            const { ayes, nays } = count(answers, yes);
-            if (++answered === requests.length || ayes >= majority || nays > members.length - majority)
+            const { ayes, noes, errors } = count(answers, yes);
+            const minority = members.length - majority;
+            if (++answered === requests.length || ayes >= majority || noes > minority || errors > minority)
               resolve([...answers]);
           });
       });
@@ -123,7 +126,8 @@ function quorumStore(
   };
   const count = <T>(answers: Answers<T>, yes: (value: T) => boolean) => {
     const ayes = answers.filter((answer) => answer?.ok && yes(answer.value)).length;
-    return { ayes, nays: answers.filter(Boolean).length - ayes };
+    const errors = answers.filter((answer) => answer && !answer.ok).length;
+    return { ayes, errors, noes: answers.filter(Boolean).length - ayes - errors };
   };
   const failures = (answers: Answers<unknown>): InstanceFailure[] =>
     answers.flatMap((answer, instance) => (answer && !answer.ok ? [{ instance, error: answer.error }] : []));

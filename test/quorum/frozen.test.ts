@@ -3,7 +3,8 @@
 // the others: every round settles as soon as a majority decided it, and each member is waited for
 // a fraction of the lease at most.
 import { describe, expect, it } from "vitest";
-import { Lock, type QuorumSpec, quorum } from "../../src/index";
+import { Redis as IoRedis } from "ioredis";
+import { Lock, LockAcquisitionError, type QuorumSpec, quorum } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
 
@@ -113,4 +114,32 @@ describe.each(setups)("a quorum of $size with $frozen member(s) frozen", ({ size
       expect(attempt.ms).toBeLessThan(NOT_WAITED_MS);
     }, 20_000);
   });
+});
+
+// One member fails at once, another is frozen, the third says "held": no majority can form, and which of
+// contention or an outage it is depends on the frozen member. Answering before it does would call an outage
+// contention.
+describe("a quorum of 3: another owner holds it, one member fails at once, one is frozen", () => {
+  it("the acquisition fails as an outage naming both, not as contention", async () => {
+    const id = uniqueId("quorum-mixed-down");
+    const other = new Lock({ id, redis: connect(3, {}), lease: 30_000 });
+    expect(await other.acquire()).toBe(true);
+    const [live, , frozen] = members.connect(3, {});
+    // Nothing listens on port 1; without an offline queue each command fails at once.
+    const failing = new IoRedis(1, "127.0.0.1", { lazyConnect: true, enableOfflineQueue: false });
+    failing.on("error", () => {});
+    try {
+      const lock = new Lock({ id, redis: quorum([live, failing, frozen] as IoRedis[]), lease: 1_500 });
+      // Warms the connections: two members answer that the other owner holds it.
+      expect(await lock.acquire({ retry: { attempts: 1 } })).toBe(false);
+      servers()[2]?.freeze();
+      const failure = await lock.acquireOrThrow({ retry: { attempts: 1 } }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LockAcquisitionError);
+      expect(failure).toMatchObject({ reason: "redis-error" });
+      const named = (failure as LockAcquisitionError).instances?.map(({ instance }) => instance);
+      expect(named).toEqual([1, 2]);
+    } finally {
+      failing.disconnect();
+    }
+  }, 20_000);
 });
