@@ -2,8 +2,9 @@
 // pause, a black-holed network, a client queueing commands while it reconnects) must not hold up
 // the others: every round settles as soon as a majority decided it, and each member is waited for
 // a fraction of the lease at most.
-import { describe, expect, it } from "vitest";
+
 import { Redis as IoRedis } from "ioredis";
+import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError, type QuorumSpec, quorum } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
