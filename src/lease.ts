@@ -70,6 +70,7 @@ export class Lease implements AsyncDisposable {
   #cancelRenewal: (() => void) | undefined;
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
+  #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -256,8 +257,10 @@ export class Lease implements AsyncDisposable {
   #confirm(sentAt: number, pttl: number): void {
     const { lease, renewInterval } = this.#c;
     const first = !this.#confirmed;
-    if (this.#ended) return;
+    // Newer news wins: a reply that overtook an older request's (a stalled renewal) says more of now.
+    if (this.#ended || sentAt < this.#confirmedAt) return;
     this.#confirmed = true;
+    this.#confirmedAt = sentAt;
     // No expiry (someone persisted the key) keeps the deadline known, or counts one lease from the start.
     const known = pttl < 0 && first ? lease : pttl;
     if (known >= 0) this.#deadline = sentAt + known - clockDriftAllowance(known);
@@ -289,10 +292,20 @@ export class Lease implements AsyncDisposable {
     const { store, token, lease, permit, renewInterval } = this.#c;
     if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
     const sentAt = monotonicNow();
-    let answer: Observation;
-    try {
-      answer = await store.renew(token, lease, permit);
-    } catch {
+    // A renewal stuck on its connection must not use up the lease: past half the time left, another goes. A
+    // late answer still confirms the hold; only the chain of renewals that answered in time goes on.
+    const patience = Math.max(10, Math.floor(this.remainingMs / 2));
+    const confirmLate = (late: Promise<Observation>) =>
+      this.#c.background(
+        late.then(
+          (held) => held.held && this.#confirm(sentAt, held.pttl),
+          () => {},
+        ),
+      );
+    const answer = await within(store.renew(token, lease, permit), patience, confirmLate).catch(
+      (): typeof TIMED_OUT => TIMED_OUT,
+    );
+    if (answer === TIMED_OUT) {
       // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
       if (this.remainingMs === 0) this.lose("expired");
       else this.#renewIn(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));

@@ -189,6 +189,25 @@ describe("transient renewal failures are retried within the remaining lease", ()
     expect(await lock.release()).toBe(true);
   });
 
+  // A connection that swallows one request (no reply, no error) must not use up the lease: past half the
+  // time left another renewal is sent. Here the stalled one only reaches Redis 5 s later.
+  it("one renewal stalled on the wire: another is sent in time, and the hold goes on", async () => {
+    const slow = { lease: 2_000, autoExtend: { interval: 500 } };
+    const { lock, onLost, watch, requests } = await holdThrough(
+      () => wire().passThrough.faults.delayNext(1, 5_000),
+      3_000,
+      slow,
+    );
+    expect(watch.foreign, explain(watch, lock)).toBe(0);
+    expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
+    expect(lock.signal.aborted, explain(watch, lock)).toBe(false);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(requests).toBeGreaterThanOrEqual(3);
+    expect(await lock.release()).toBe(true);
+    await lock.pending;
+    expect(unhandled()).toEqual([]);
+  }, 15_000);
+
   it("replies dropped after the renewal ran: the re-run renewal is harmless and the hold goes on", async () => {
     // Two drops: the client's one re-send is dropped too, so the lock's own retry has to step in.
     const { lock, onLost, watch } = await holdThrough(() => wire().passThrough.faults.dropReplies(2), 1_500);
