@@ -7,6 +7,9 @@ import { SubscribedWaiter } from "./subscribed";
 /** Ms an active subscription outlives its last listener, to be reused; short: it keeps the process alive. */
 export const LINGER_MS = 250;
 
+/** Lock keys whose channel names are kept, the most recently used: a server locking per user stays bounded. */
+const NAMED_KEYS_KEPT = 1_000;
+
 type Listener = (event: FeedEvent) => void;
 
 interface Shared {
@@ -82,6 +85,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
   const feed: ChannelFeed = {
     lockEvents(key) {
       let events = byKey.get(key);
+      byKey.delete(key); // set again below: the map's order is that of last use
       if (events === undefined) {
         let channel: string | undefined; // the key's SHA-1, named on first use (Web Crypto is async)
         const naming = eventChannel(key).then((name) => {
@@ -100,8 +104,9 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
                 ),
         };
         events = made;
-        byKey.set(key, made);
       }
+      byKey.set(key, events);
+      if (byKey.size > NAMED_KEYS_KEPT) byKey.delete(byKey.keys().next().value as string);
       return events;
     },
     active: (channel) => channels.get(channel)?.since !== undefined,

@@ -112,4 +112,18 @@ describe("channelHub", () => {
     expect(heard).toEqual(["released"]);
     expect((await joining)?.since).toBeLessThanOrEqual(performance.now());
   });
+
+  // A server locking per user meets a new lock key per request: what the hub keeps per key is bounded.
+  it("keeps the lock events of the 1,000 most recently used keys only", () => {
+    const { hub } = scripted();
+    const early = hub.lockEvents("early");
+    const hot = hub.lockEvents("hot");
+    for (let n = 0; n < 1_500; n++) {
+      hub.lockEvents(`user-${n}`);
+      if (n % 500 === 0) expect(hub.lockEvents("hot")).toBe(hot);
+    }
+    expect(hub.lockEvents("hot")).toBe(hot); // last used 500 keys ago: kept
+    expect(hub.lockEvents("early")).not.toBe(early); // 1,500 keys ago: forgotten, made anew
+    expect(hub.lockEvents("user-1499")).toBe(hub.lockEvents("user-1499"));
+  });
 });
