@@ -138,14 +138,15 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
   check("config", config, "object");
   const call = checkHold(config ?? {});
   const { hold } = lock;
-  const { timeout, signal } = config ?? {};
+  const timeout = config?.timeout ?? undefined;
+  const signal = config?.signal ?? undefined;
   check("timeout", timeout, "ms");
   if (signal !== undefined && typeof signal?.addEventListener !== "function") {
     throw new TypeError(`Expected \`signal\` to be an AbortSignal, got ${describeValue(signal)}`);
   }
   const retry = { ...hold.retry };
   for (const [name, value] of Object.entries(call.retry ?? {}))
-    if (value !== undefined) Object.assign(retry, { [name]: value });
+    if (value != null) Object.assign(retry, { [name]: value });
   const lease = call.lease ?? hold.lease ?? DEFAULT_LEASE_MS;
   const fencing =
     call.fencing === true && typeof hold.fencing === "object" ? hold.fencing : (call.fencing ?? hold.fencing);
@@ -175,7 +176,7 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
     uuid: optionalToken(config?.uuid),
     fencing: fencing ? { clockFloor: (fencing as { clockFloor?: boolean }).clockFloor } : undefined,
     renewInterval: interval,
-    onLost: call.onLost ?? hold.onLost,
+    onLost: call.onLost ?? hold.onLost ?? undefined,
     timeout,
     signal,
     wakeOnRelease: call.wakeOnRelease ?? hold.wakeOnRelease ?? true,

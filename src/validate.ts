@@ -26,11 +26,12 @@ const RULES = {
 export type Rule = keyof typeof RULES | readonly string[];
 
 /**
- * Throws unless `value` follows `rule` (or is undefined and not `required`): a TypeError for a wrong type,
- * else a RangeError, naming both: ``Expected `lease` to be a positive integer (milliseconds), got 1.5``.
+ * Throws unless `value` follows `rule` (or is undefined or null, as 0.2 read them, and not `required`): a
+ * TypeError for a wrong type, else a RangeError, naming both: ``Expected `lease` to be a positive integer
+ * (milliseconds), got 1.5``.
  */
 export function check(name: string, value: unknown, rule: Rule, required = false): void {
-  if (value === undefined && !required) return;
+  if (value == null && !required) return;
   const [type, expected, inRange] = Array.isArray(rule)
     ? ["string", rule.map((choice) => JSON.stringify(choice)).join(" or "), (v: string) => rule.includes(v)]
     : RULES[rule as keyof typeof RULES];

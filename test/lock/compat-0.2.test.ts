@@ -135,6 +135,23 @@ describe("every input 0.2.1 accepted keeps working", () => {
     expect(await ours.release()).toBe(true);
   });
 
+  // 0.2.1 read every option with `??`: null meant "the default", as undefined does.
+  it("null options and acquire(null) mean the defaults, as in 0.2.1", async () => {
+    const id = uniqueId("compat-null");
+    const loose = null as never;
+    const lock = new Lock({ id, redis, lease: loose, retry: loose });
+    expect(await lock.acquire(loose)).toBe(true);
+    expect(await redis.pttl(id)).toBeGreaterThan(9_000); // the default lease, 10 s
+    expect(await lock.release()).toBe(true);
+    const holder = await heldElsewhere(id);
+    const counted = new Lock({ id, redis, retry: { attempts: loose, delay: loose } });
+    const started = performance.now();
+    expect(await counted.acquire({ lease: loose, retry: loose, timeout: loose, signal: loose })).toBe(false);
+    // Three tries 100 ms apart, the defaults: at least the two waits between them.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    await holder.release();
+  });
+
   it("a seeded uuid that is empty means no seed", async () => {
     const id = uniqueId("compat-seed-empty");
     const lock = new Lock({ id, redis, uuid: "" });

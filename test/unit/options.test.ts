@@ -71,7 +71,7 @@ describe("new Debounce option errors", () => {
     [{ wait: "10" }, TypeError, /`wait`/],
     [{ callback: "nope" }, TypeError, /`callback`.*got "nope"/],
     [{ redis: null }, TypeError, /`redis`.*got null/],
-    [{ prefix: null }, TypeError, /`prefix`.*got null/],
+    [{ prefix: 5 }, TypeError, /`prefix`.*got 5/],
   ])("%o", (override, errorClass, message) => {
     const options = { id: "d", redis: untouchable, wait: 10, callback, ...override } as never;
     expect(() => new Debounce(options)).toThrow(errorClass);
