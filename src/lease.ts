@@ -268,7 +268,8 @@ export class Lease implements AsyncDisposable {
     if (!first) return;
     // A short grant is topped up halfway through, even without auto-extend: the holder gets its full lease.
     this.#topUp = pttl >= 0 && pttl < lease;
-    if (this.#topUp) this.#renewIn(Math.max(1, Math.floor(pttl / 2)));
+    // Halfway through the grant as counted from its send: a grant read late is topped up in time too.
+    if (this.#topUp) this.#renewIn(Math.max(1, Math.floor(sentAt + pttl / 2 - monotonicNow())));
     else if (renewInterval !== undefined) this.#renewIn(renewInterval);
   }
 

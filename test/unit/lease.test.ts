@@ -138,6 +138,26 @@ describe("auto-extend", () => {
   });
 });
 
+describe("a short grant read late", () => {
+  // A fair grant counts from the refused try's send, which may lie long before it is read: the top-up must
+  // come halfway to the deadline, not half a grant after reading it (past the deadline here).
+  it("is topped up halfway between the send it counts from and its end, and holds on", async () => {
+    const { store, calls } = scriptedStore();
+    const onLost = vi.fn();
+    const context: LeaseContext = {
+      ...{ lockId: "id", store, token: "t", permit: 1, lease: 1_000, renewInterval: undefined },
+      ...{ onLost, background: () => {} },
+    };
+    const held = new Lease(context, { sentAt: performance.now() - 300, pttl: 400, fencingToken: undefined });
+    expect(held.remainingMs).toBe(400 - 6 - 300);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(calls.renew).toBe(1);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(onLost).not.toHaveBeenCalled();
+    expect(held.remainingMs).toBeGreaterThan(700);
+  });
+});
+
 describe("release", () => {
   it("stops renewals, never aborts a signal read during the hold, and answers false the second time without a request", async () => {
     const { store, calls } = scriptedStore();
