@@ -6,6 +6,7 @@ import { QUORUM, type QuorumSpec } from "./options";
 import { TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
 import type { LockStore, Observation, Take, TakeRequest } from "./store";
+import { describeValue } from "./validate";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
 import { SubscribedWaiter } from "./wake/subscribed";
 
@@ -26,12 +27,16 @@ const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
  * @throws {TypeError | RangeError} when `clients` is not an odd number of Redis clients.
  */
 export function quorum(clients: readonly RedisClient[]): QuorumSpec {
-  if (!Array.isArray(clients) || clients.length % 2 === 0) {
-    throw new RangeError(
-      `Expected \`quorum()\` to get an odd number of independent clients (so that a majority exists), got ${Array.isArray(clients) ? `an array of ${clients.length}` : typeof clients}`,
-    );
+  const expected =
+    "Expected `quorum()` to get an odd number of independent clients (so that a majority exists)";
+  if (!Array.isArray(clients)) throw new TypeError(`${expected}, got ${describeValue(clients)}`);
+  if (clients.length % 2 === 0) throw new RangeError(`${expected}, got an array of ${clients.length}`);
+  for (const [index, client] of clients.entries()) {
+    assertRedisClient(`quorum()[${index}]`, client);
+    // One client twice is one server voting twice: a "majority" of it alone.
+    if (clients.indexOf(client) !== index)
+      throw new RangeError(`${expected}, got the client at ${clients.indexOf(client)} again at ${index}`);
   }
-  for (const [index, client] of clients.entries()) assertRedisClient(`quorum()[${index}]`, client);
   return {
     [QUORUM]: true,
     clients: [...clients],

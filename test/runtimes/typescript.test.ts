@@ -55,7 +55,7 @@ export const debounce = new Debounce({ id: "d", redis, wait: 10, callback: (n: n
 
 // The API of the rewrite: fair locks, quorums, opt-in wake-ups, and a Lease per permit.
 export const inLine = new FairLock(options);
-export const twoOfThree = new Lock({ id: "q", redis: quorum([redis, redis, redis]) });
+export const twoOfThree = new Lock({ id: "q", redis: quorum([redis, { ...redis }, { ...redis }]) });
 export const wakeUps = () => enableWakeUps(redis);
 const semaphore = new Semaphore({ id: "s", redis, limit: 2, fair: true });
 export async function permitFor(): Promise<number | undefined> {

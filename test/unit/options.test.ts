@@ -187,13 +187,15 @@ describe("quorums", () => {
     );
   });
 
-  it("needs an odd number of clients", () => {
-    expect(() => quorum([untouchable, untouchable])).toThrow(RangeError);
+  it("needs an odd number of distinct clients", () => {
+    expect(() => quorum([untouchable, { ...untouchable }])).toThrow(RangeError);
+    expect(() => quorum("abc" as never)).toThrow(TypeError);
+    expect(() => quorum([untouchable, { ...untouchable }, untouchable])).toThrow(/client at 0 again at 2/);
     expect(() => quorum([untouchable, {} as never, untouchable])).toThrow(/`quorum\(\)\[1\]`/);
   });
 
   it("refuses fair locks and fencing, which need one order", async () => {
-    const redis = quorum([untouchable, untouchable, untouchable]);
+    const redis = quorum([untouchable, { ...untouchable }, { ...untouchable }]);
     expect(() => new FairLock({ id: "x", redis })).toThrow(/quorum/);
     expect(() => new Semaphore({ id: "x", redis, limit: 2, fair: true })).toThrow(/quorum/);
     expect(() => new Lock({ id: "x", redis, fencing: true })).toThrow(/`fencing`.*quorum/);

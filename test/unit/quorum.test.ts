@@ -6,7 +6,8 @@ import { resolveLockSettings } from "../../src/options";
 import { quorum } from "../../src/quorum";
 import type { LockStore, StoreMaker, Take, TakeRequest } from "../../src/store";
 
-const client = { eval: async () => 0 };
+// One client per member: a quorum refuses one client twice.
+const client = () => ({ eval: async () => 0 });
 const never = <T>() => new Promise<T>(() => {});
 
 /** A member that answers each take as `answer` says (a Take, an error, or a promise it controls). */
@@ -34,12 +35,12 @@ function member(answer: (request: TakeRequest) => Promise<Take>) {
 function build(members: ReturnType<typeof member>[]) {
   const settings = resolveLockSettings({
     id: "q",
-    redis: quorum([client, client, client].slice(0, members.length)),
+    redis: quorum(members.map(client)),
   });
   let next = 0;
   const make = (() => members[next++]?.store) as unknown as StoreMaker;
   const background = new Background(undefined);
-  return { store: quorum(members.map(() => client)).build(settings, make, background), background };
+  return { store: quorum(members.map(client)).build(settings, make, background), background };
 }
 
 const granted: Take = { kind: "acquired", fencingToken: undefined, permit: 1 };
@@ -109,11 +110,11 @@ describe("a semaphore on a quorum", () => {
     const members = [0, 1, 2].map(() =>
       member(async (request) => (permitOf(request) === 2 ? { ...granted, permit: 2 } : held)),
     );
-    const settings = resolveLockSettings({ id: "s", redis: quorum([client, client, client]) });
+    const settings = resolveLockSettings({ id: "s", redis: quorum([client(), client(), client()]) });
     let next = 0;
     const make = Object.assign(() => members[next++]?.store, { permits: 3 }) as unknown as StoreMaker;
     vi.spyOn(Math, "random").mockReturnValue(0);
-    const store = quorum([client, client, client]).build(settings, make, new Background(undefined));
+    const store = quorum([client(), client(), client()]).build(settings, make, new Background(undefined));
     expect(await store.take(request("n1"))).toMatchObject({ kind: "acquired", permit: 2 });
     vi.restoreAllMocks();
   });
