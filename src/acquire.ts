@@ -31,6 +31,7 @@ export type Outcome =
       readonly reason: AcquisitionFailureReason;
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
+      readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
     };
 
 export interface AcquisitionContext extends LeaseOwner {
@@ -81,7 +82,8 @@ export async function acquire({
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const error = why === "timeout" ? unanswered : undefined;
-      return { ...base, reason: why === "spent" ? "held" : why, instances: last.failures, error };
+      const here = last === HELD_HERE;
+      return { ...base, reason: why === "spent" ? "held" : why, instances: last.failures, error, here };
     }
     const error =
       (why !== "no-reply" && last instanceof LockRedisError ? last : unanswered) ??

@@ -57,14 +57,17 @@ export class LockAcquisitionError extends LockError {
       reason: AcquisitionFailureReason;
       instances?: readonly InstanceFailure[] | undefined;
       error?: LockRedisError | undefined;
+      /** The holder was another caller of this instance, waited for here: nothing was asked of Redis. */
+      here?: boolean | undefined;
     },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
+    const holder = details.here ? "another caller of this instance held it or was acquiring it" : "";
     const why =
       details.reason === "held"
-        ? "it is held by another owner"
+        ? holder || "it is held by another owner"
         : details.reason === "timeout"
-          ? `the timeout ran out while another owner held it${details.error ? `, as the last answer said; then ${details.error.reason}` : ""}`
+          ? `the timeout ran out while ${holder || `another owner held it${details.error ? `, as the last answer said; then ${details.error.reason}` : ""}`}`
           : (details.error?.reason ?? "Redis did not answer");
     super(
       "LOCK_NOT_ACQUIRED",

@@ -69,6 +69,8 @@ describe("acquire and release", () => {
     const before = requests;
     expect(await lock.acquire()).toBe(false);
     await expect(lock.acquireOrThrow()).rejects.toMatchObject({ reason: "held", attempts: 1 });
+    // The message says whose hold it waited for: nothing was asked of Redis.
+    await expect(lock.acquireOrThrow()).rejects.toThrow(/another caller of this instance held it/);
     expect(requests).toBe(before);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(1_000)).toBe(true);
