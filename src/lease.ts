@@ -291,11 +291,11 @@ export class Lease implements AsyncDisposable {
 
   async #renew(): Promise<void> {
     const { store, token, lease, permit, renewInterval } = this.#c;
-    if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
-    const sentAt = monotonicNow();
     // A renewal stuck on its connection must not use up the lease: past half the time left, another goes. A
     // late answer still confirms the hold; only the chain of renewals that answered in time goes on.
-    const patience = Math.max(10, Math.floor(this.remainingMs / 2));
+    const patience = Math.max(10, Math.floor(this.remainingMs / 2)); // reading it ends a lease past its deadline
+    if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
+    const sentAt = monotonicNow();
     const confirmLate = (late: Promise<Observation>) =>
       this.#c.background(
         late.then(

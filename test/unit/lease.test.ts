@@ -138,6 +138,21 @@ describe("auto-extend", () => {
   });
 });
 
+describe("a renewal due after a stall past the deadline", () => {
+  it("sends nothing: the lease is lost as expired first", async () => {
+    const { store, calls } = scriptedStore();
+    const onLost = vi.fn();
+    lease(store, { renewInterval: 300, onLost });
+    const clock = performance.now.bind(performance);
+    // The process stalls 5 s (a long GC pause, a frozen VM) just before the renewal is due.
+    vi.spyOn(performance, "now").mockImplementation(() => clock() + 5_000);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(calls.renew).toBe(0);
+    vi.restoreAllMocks();
+  });
+});
+
 describe("a short grant read late", () => {
   // A fair grant counts from the refused try's send, which may lie long before it is read: the top-up must
   // come halfway to the deadline, not half a grant after reading it (past the deadline here).
