@@ -146,7 +146,7 @@ export async function acquire({
       const turnEnds = turnTaken ? undefined : turn?.();
       const local = turnEnds ?? gate?.releasing();
       turnTaken ||= !turnEnds;
-      const result = local ? HELD_HERE : await send(ticket);
+      const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket);
       const now = monotonicNow();
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
@@ -190,8 +190,10 @@ export async function acquire({
   }
 }
 
-/** What a wait for this instance's turn, or a release here, counts as: the lock held, for how long unknown. */
+/** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
+/** What a wait for a release of this token here counts as: the same, with no other caller to name. */
+const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };
 

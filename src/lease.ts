@@ -71,6 +71,7 @@ export class Lease implements AsyncDisposable {
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
   #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
+  #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -291,33 +292,52 @@ export class Lease implements AsyncDisposable {
 
   async #renew(): Promise<void> {
     const { store, token, lease, permit, renewInterval } = this.#c;
-    // A renewal stuck on its connection must not use up the lease: past half the time left, another goes. A
-    // late answer still confirms the hold; only the chain of renewals that answered in time goes on.
-    const patience = Math.max(10, Math.floor(this.remainingMs / 2)); // reading it ends a lease past its deadline
+    // A renewal stuck on its connection must not use up the lease: past two thirds of the time left (a slow
+    // link's round trip is well within), another goes, with the last third for it.
+    const patience = Math.max(10, Math.floor((this.remainingMs * 2) / 3)); // reading it ends a lease past its deadline
     if (this.#ended || (renewInterval === undefined && !this.#topUp)) return;
     const sentAt = monotonicNow();
-    const confirmLate = (late: Promise<Observation>) =>
+    const sent = ++this.#renewals;
+    let answeredLate = false;
+    // A late answer goes on as an answer in time would, unless another renewal went out meanwhile: then it only
+    // confirms (one chain of renewals, never two).
+    const answerLate = (late: Promise<Observation>) =>
       this.#c.background(
         late.then(
-          (held) => held.held && this.#confirm(sentAt, held.pttl),
+          (answer) => {
+            answeredLate = true;
+            if (sent === this.#renewals) this.#renewed(sentAt, answer);
+            else this.#confirmIfHeld(sentAt, answer);
+          },
           () => {},
         ),
       );
-    const answer = await within(store.renew(token, lease, permit), patience, confirmLate).catch(
+    const answer = await within(store.renew(token, lease, permit), patience, answerLate).catch(
       (): typeof TIMED_OUT => TIMED_OUT,
     );
-    if (answer === TIMED_OUT) {
-      // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
-      if (this.remainingMs === 0) this.lose("expired");
-      else this.#renewIn(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
+    if (answer !== TIMED_OUT) return this.#renewed(sentAt, answer);
+    if (answeredLate) return;
+    // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
+    if (this.remainingMs === 0) this.lose("expired");
+    else this.#renewIn(Math.max(10, Math.floor((renewInterval ?? this.remainingMs) / 4)));
+  }
+
+  #renewed(sentAt: number, answer: Observation): void {
+    if (this.#ended) return;
+    if (!answer.held) {
+      this.lose("taken");
       return;
     }
-    if (this.#ended) return;
-    if (!answer.held) return this.lose("taken");
     this.#confirm(sentAt, answer.pttl);
     this.#topUp = false;
+    this.#cancelRenewal?.(); // a retry queued while this answer was late
     // Timed from this renewal's send, not its reply, lest each round trip push renewals past the lease.
+    const { renewInterval } = this.#c;
     if (renewInterval !== undefined) this.#renewIn(sentAt + renewInterval - monotonicNow());
+  }
+
+  #confirmIfHeld(sentAt: number, answer: Observation): void {
+    if (answer.held) this.#confirm(sentAt, answer.pttl);
   }
 
   #end(): void {

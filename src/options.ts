@@ -149,7 +149,9 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
     if (value != null) Object.assign(retry, { [name]: value });
   const lease = call.lease ?? hold.lease ?? DEFAULT_LEASE_MS;
   const fencing =
-    call.fencing === true && typeof hold.fencing === "object" ? hold.fencing : (call.fencing ?? hold.fencing);
+    call.fencing === true && typeof hold.fencing === "object" && hold.fencing !== null
+      ? hold.fencing
+      : (call.fencing ?? hold.fencing);
   if (fencing && lock.quorum) throw new TypeError("`fencing` needs one counter, which a quorum has not");
   const delay = retry.delay ?? 100;
   const maxDelay = retry.maxDelay ?? Math.max(1, delay * 10);

@@ -7,8 +7,8 @@ import { TRIES } from "../scripts/tries";
 // line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by each try; a gone
 // waiter's entry is swept once past it. k free permits go to the first k in line.
 // The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
-// (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the last 32 releases' ids
-// (newest first), so a re-run finds its own though other permits were released meanwhile. An undo or leave frees a permit only once all on its list were abandoned.
+// (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the recent releases' ids
+// (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo or leave frees a permit only once all on its list were abandoned.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -159,7 +159,7 @@ return {1, slot - 5, fence}
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
- * Returns  1 when this call (or an earlier run of it, among the last 32 releases) freed a permit, else 0.
+ * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0.
  */
 export const releasePermit = defineScript(
   "release",
@@ -203,9 +203,9 @@ frees = frees + 1
 holds[token] = holds[token] - 1
 redis.call("HSET", receipts, held - 5, id)
 if not matching then
-  local recent = {id}
+  local recent, most = {id}, math.min(math.max(32, #KEYS - 5), 256)
   for each in string.gmatch(redis.call("HGET", receipts, "r") or "", "%S+") do
-    if #recent == 32 then break end
+    if #recent == most then break end
     recent[#recent + 1] = each
   end
   redis.call("HSET", receipts, "r", table.concat(recent, " "))

@@ -28,7 +28,7 @@ export interface LockEvents {
 
 /** A client's announcements, by channel: what {@link LockEvents} are made of. */
 export interface ChannelFeed {
-  lockEvents(key: string): LockEvents; // made once per key
+  lockEvents(key: string): LockEvents; // kept for the most recently used keys
   listen(
     channel: string,
     onEvent: (event: FeedEvent) => void,

@@ -200,6 +200,9 @@ describe("quorums", () => {
     expect(() => new Semaphore({ id: "x", redis, limit: 2, fair: true })).toThrow(/quorum/);
     expect(() => new Lock({ id: "x", redis, fencing: true })).toThrow(/`fencing`.*quorum/);
     await expect(new Lock({ id: "x", redis }).acquire({ fencing: true })).rejects.toThrow(/`fencing`/);
+    // `null` on the lock means "the default": a call's `fencing: true` still asks for fencing.
+    const loose = new Lock({ id: "x", redis, fencing: null as never });
+    await expect(loose.acquire({ fencing: true })).rejects.toThrow(/`fencing`.*quorum/);
   });
 });
 
