@@ -35,6 +35,11 @@ export class Semaphore {
       );
     }
     check("fair", config.fair, "boolean");
+    if ((config as { uuid?: unknown }).uuid != null) {
+      throw new TypeError(
+        "Expected no `uuid` on a Semaphore (its holders are many): pass acquire({ uuid }), or use permit(uuid)",
+      );
+    }
     const fair = config.fair ?? false;
     this.limit = limit as number;
     this.#owner = openOwner(config, fair, permitStore(this.limit, fair));

@@ -10,7 +10,12 @@ export function describeValue(value: unknown): string {
 const RULES = {
   ms: ["number", "a positive integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v > 0],
   ms0: ["number", "a non-negative integer (milliseconds)", (v: number) => Number.isSafeInteger(v) && v >= 0],
-  delay: ["number", "a non-negative number (milliseconds)", (v: number) => Number.isFinite(v) && v >= 0],
+  // Bounded as timers are: the default maxDelay, ten times it, must stay a safe integer for Redis.
+  delay: [
+    "number",
+    "a non-negative number (milliseconds, at most 2147483647)",
+    (v: number) => v >= 0 && v < 2 ** 31,
+  ],
   permits: ["number", "a positive integer (permits)", (v: number) => Number.isSafeInteger(v) && v > 0],
   fraction: ["number", "a number from 0 to 1", (v: number) => v >= 0 && v <= 1],
   count: ["number", "a number", (v: number) => !Number.isNaN(v)],
@@ -38,5 +43,5 @@ export function check(name: string, value: unknown, rule: Rule, required = false
   const typeOk = type.split(" ").includes(typeof value);
   if (typeOk && (!inRange || (inRange as (v: unknown) => boolean)(value))) return;
   const message = `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`;
-  throw typeOk && !Array.isArray(rule) ? new RangeError(message) : new TypeError(message);
+  throw typeOk ? new RangeError(message) : new TypeError(message);
 }

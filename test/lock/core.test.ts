@@ -77,6 +77,37 @@ describe("acquire and release", () => {
     expect(await lock.release()).toBe(true);
   });
 
+  it("a failed wait for this token's own release in flight names no other caller", async () => {
+    const id = uniqueId("own-release");
+    let stall: Promise<void> | undefined; // the next request waits for it
+    const delayed = async <T>(send: () => Promise<T>) => {
+      const wait = stall;
+      stall = undefined;
+      await wait;
+      return send();
+    };
+    const slow: EvalClient = {
+      eval: (script, keys, args) => delayed(() => redis.eval(script, keys, args)),
+      evalsha: (sha1, keys, args) => delayed(() => redis.evalsha(sha1, keys, args)),
+    };
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: slow, retry: { attempts: 1 } });
+    await lock.acquireOrThrow({ uuid });
+    let letGo!: () => void;
+    stall = new Promise((resolve) => {
+      letGo = resolve;
+    });
+    const released = lock.release();
+    // The same token waits for its release to land (a try before it would be deleted by it): its one attempt.
+    const failed = lock.acquireOrThrow({ uuid }).catch((error: unknown) => error);
+    letGo();
+    expect(await released).toBe(true);
+    const error = await failed;
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect(error).toMatchObject({ reason: "held", attempts: 1 });
+    expect((error as Error).message).not.toMatch(/another caller/);
+  });
+
   // 0.2's use: acquire, never release, let the lease run out. The instance's turn ends with the lease.
   it("acquires again once a lease left unreleased has run out, as 0.2 did", async () => {
     const id = uniqueId("left-to-expire");

@@ -138,6 +138,45 @@ describe("auto-extend", () => {
   });
 });
 
+describe("a renewal answered after its patience ran out", () => {
+  // Renewal 1 goes at 300 ms; its patience is two thirds of the 688 ms left (458 ms), so a retry is queued at
+  // 758 ms for 833 ms. The answer lands at 800 ms: it is the chain's answer, as if it had come in time.
+  function lateFirstRenewal(first: Observation) {
+    const renewals: number[] = [];
+    const store = {
+      ...scriptedStore().store,
+      renew: (_token: string, lease: number) => {
+        renewals.push(performance.now());
+        const answer = renewals.length === 1 ? first : { held: true, pttl: lease };
+        const rtt = renewals.length === 1 ? 500 : 5;
+        return new Promise<Observation>((resolve) => setTimeout(() => resolve(answer), rtt));
+      },
+    } satisfies LockStore;
+    return { store, renewals };
+  }
+
+  it("that says taken ends the lease at once, and the queued retry is never sent", async () => {
+    const { store, renewals } = lateFirstRenewal({ held: false, pttl: -2 });
+    const onLost = vi.fn();
+    lease(store, { renewInterval: 300, onLost });
+    await vi.advanceTimersByTimeAsync(801);
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(onLost.mock.calls[0]?.[0]).toMatchObject({ reason: "taken" });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(renewals).toHaveLength(1);
+  });
+
+  it("that says held goes on with one chain: no second renewal for the queued retry", async () => {
+    const { store, renewals } = lateFirstRenewal({ held: true, pttl: 1_000 });
+    const held = lease(store, { renewInterval: 300 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    // 300 (late); due since 600, the next goes on the answer at 800 (a timer due now fires a ms later), then
+    // every 300 ms from each send. Two chains would also send the retry queued for 833.
+    expect(renewals).toEqual([300, 801, 1_101, 1_401, 1_701]);
+    expect(held.remainingMs).toBeGreaterThan(600);
+  });
+});
+
 describe("a renewal due after a stall past the deadline", () => {
   it("sends nothing: the lease is lost as expired first", async () => {
     const { store, calls } = scriptedStore();

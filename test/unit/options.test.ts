@@ -21,11 +21,15 @@ describe("new Lock option errors name the option and the value", () => {
     [{ retry: { delay: -1 } }, RangeError, /`retry.delay`.*non-negative.*got -1/],
     [{ retry: { delay: Number.POSITIVE_INFINITY } }, RangeError, /`retry.delay`.*got Infinity/],
     [{ retry: { delay: "100" } }, TypeError, /`retry.delay`.*got "100"/],
+    // Its default maxDelay (ten times it) would be past any safe integer, refused by Redis as a lifetime.
+    [{ retry: { delay: 1e16 } }, RangeError, /`retry.delay`.*got 10000000000000000/],
     [{ retry: { attempts: Number.NaN } }, RangeError, /`retry.attempts`.*got NaN/],
     [{ retry: { attempts: "3" } }, TypeError, /`retry.attempts`.*got "3"/],
     [{ retry: 3 }, TypeError, /`retry`.*got 3/],
     [{ uuid: 123 }, TypeError, /`uuid`.*got 123/],
-    [{ server: "valkey" }, TypeError, /`server`.*"upstash" or "redis".*got "valkey"/],
+    // A string, as wanted, but none of the choices: out of range, as for numbers.
+    [{ server: "valkey" }, RangeError, /`server`.*"upstash" or "redis".*got "valkey"/],
+    [{ server: 1 }, TypeError, /`server`.*got 1/],
     [{ waitUntil: "later" }, TypeError, /`waitUntil`.*function/],
     [{ fencing: { clockFloor: "yes" } }, TypeError, /`fencing.clockFloor`.*boolean/],
     [{ redis: {} }, TypeError, /`redis`.*eval/],
@@ -83,7 +87,8 @@ describe("options of waiting, fencing and auto-extend", () => {
   const lock = new Lock({ id: "ok", redis: untouchable });
 
   it.each([
-    [{ retry: { backoff: "linear" } }, TypeError, /`retry.backoff`.*"linear"/],
+    [{ retry: { backoff: "linear" } }, RangeError, /`retry.backoff`.*"linear"/],
+    [{ retry: { backoff: 2 } }, TypeError, /`retry.backoff`.*got 2/],
     [{ retry: { maxDelay: 0 } }, RangeError, /`retry.maxDelay`.*got 0/],
     [
       { retry: { delay: 100, maxDelay: 50 } },
@@ -144,6 +149,8 @@ describe("new Semaphore option errors, before any request", () => {
     [{ limit: 1_001 }, RangeError, /`limit`.*at most 1000.*got 1001/],
     [{ limit: 3, fair: "yes" }, TypeError, /`fair`.*boolean.*got "yes"/],
     [{ limit: 3, id: 7 }, TypeError, /`id`/],
+    // Each acquisition draws its own token: a semaphore's holders are many. Ignoring it would mislead.
+    [{ limit: 3, uuid: "seeded" }, TypeError, /`uuid`.*Semaphore.*acquire\(\{ uuid \}\)/],
   ])("%o", (override, errorClass, message) => {
     const options = { id: "s", redis: untouchable, ...override } as never;
     expect(() => new Semaphore(options)).toThrow(errorClass);
