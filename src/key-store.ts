@@ -60,10 +60,10 @@ export function keyStore(target: StoreTarget): LockStore {
       );
     },
     async renew(token, lease) {
-      return observation(await runScript(target, "renew", renewLock, [key], [token, lease]));
+      return observation(await runScript(target, "renew", renewLock, taking, [token, lease]));
     },
     async status(token) {
-      return observation(await runScript(target, "status", renewLock, [key], [token, 0]));
+      return observation(await runScript(target, "status", renewLock, taking, [token, 0]));
     },
   };
 }

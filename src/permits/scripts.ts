@@ -247,7 +247,7 @@ if not at then
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[at])
-if remaining == -1 or redis.call("HGET", receipts, at - 5) == ARGV[2] then
+if remaining == -1 or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2]) then
   return {1, remaining}
 end
 local target = remaining + tonumber(ARGV[3])
@@ -260,6 +260,8 @@ return {1, target}
 
 /**
  * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less than left.
+ * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): its list gains `*`, so no undo
+ * or leave of a try abandoned earlier frees the permit (an extend's call id stays on it, for its re-runs).
  * ARGV[1]  token; ARGV[2] lease, ms (0: status); ARGV[3] the permit held, if known (only it counts), or 0
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */
@@ -270,6 +272,10 @@ export const renewPermit = defineScript(
   `local at, lease = holding(ARGV[1], tonumber(ARGV[3])), tonumber(ARGV[2])
 if not at then
   return {0, -2}
+end
+local listed = redis.call("HGET", receipts, at - 5)
+if listed and not tried(listed, "*") then
+  redis.call("HSET", receipts, at - 5, listed .. " *")
 end
 local remaining = redis.call("PTTL", KEYS[at])
 if remaining >= 0 and remaining < lease then

@@ -68,8 +68,24 @@ return left
 /** Deletes KEYS, as a lease running out would (a test's own script, sent like the library's). */
 const DELETE_KEYS = defineScript("delete keys", `return redis.call("DEL", unpack(KEYS))`);
 
+/**
+ * Which of KEYS (from the ARGV[2]-th) holds token ARGV[1]: {1, its pttl, its place from there} or {0, -2}, as
+ * a status check answers, without confirming anything (a status check makes its hold no try's to undo).
+ */
+const HOLDING = defineScript(
+  "holding",
+  `local first = tonumber(ARGV[2])
+for i = first, #KEYS do
+  if redis.call("GET", KEYS[i]) == ARGV[1] then
+    return {1, redis.call("PTTL", KEYS[i]), i - first + 1}
+  end
+end
+return {0, -2}
+`,
+);
+
 /** The test's own scripts, which {@link exerciseEveryScript} sends besides the library's. */
-const TEST_SCRIPTS: ReadonlySet<LuaScript> = new Set([COUNT_QUEUE, PTTLS, DELETE_KEYS]);
+const TEST_SCRIPTS: ReadonlySet<LuaScript> = new Set([COUNT_QUEUE, PTTLS, DELETE_KEYS, HOLDING]);
 
 /** What the server behind a client lets a test do besides sending scripts. */
 export interface ServerControls {
@@ -110,7 +126,7 @@ function lockKeys(key: string) {
     fenced: [key, grant, fence],
     releasing: [key, receipt, grant],
     extending: [key, receipt, grant],
-    renewing: [key],
+    renewing: [key, grant],
   };
 }
 
@@ -149,6 +165,8 @@ async function exerciseLockScripts(run: Run): Promise<void> {
     run(extendLock, keys.extending, [token, rid(callId), ms]);
   const renew = (token: string, lease: number) => run(renewLock, keys.renewing, [token, lease]);
   const status = (token: string) => renew(token, 0);
+  // What the key holds, read without the status check's confirming.
+  const holds = async (token: string) => ((await run(HOLDING, [id], [token, 1])) as number[]).slice(0, 2);
   const lives = () => lifetimes(run, [id, keys.grant, keys.receipt]);
 
   expect(await take("owner", "t1")).toEqual([1]);
@@ -191,7 +209,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await release("other", "r1")).toBe(0);
   expect(await undo("other", "t1")).toBe(0);
   expect(await undo("owner", "t2")).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   expect(await release("owner", "r2")).toBe(1);
   // The release took the grant with the key, and left its call id as the receipt.
   const [keyGone, grantGone, releaseReceipt] = await lives();
@@ -200,37 +218,37 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   // A re-run of the same release answers the same from its receipt, even once another token took
   // the lock (its try wrote the grant, not the receipt), and leaves the new holder holding.
   expect(await release("owner", "r2")).toBe(1);
-  expect(await status("owner")).toEqual([0, -2]);
+  expect(await holds("owner")).toEqual([0, -2]);
   expect(await take("other", "t3")).toEqual([1]);
   expect(await release("owner", "r2")).toBe(1);
   expect(await release("owner", "r3")).toBe(0);
-  expect(await status("other")).toEqual([1, expect.any(Number)]);
+  expect(await holds("other")).toEqual([1, expect.any(Number)]);
   expect(await release("other", "r4")).toBe(1);
 
   // An abandoned try is undone by its request id, while it is still the last try: an undo leaves no
   // receipt, so a re-run of it finds no grant and answers 0.
   expect(await take("owner", "t4")).toEqual([1]);
   expect(await undo("owner", "t4")).toBe(1);
-  expect(await status("owner")).toEqual([0, -2]);
+  expect(await holds("owner")).toEqual([0, -2]);
   expect((await lives()).slice(0, 2)).toEqual([-2, -2]);
   expect(await undo("owner", "t4")).toBe(0);
   // A later try of the same token makes an undo of the earlier one a no-op.
   expect(await take("owner", "t5")).toEqual([1]);
   expect(await take("owner", "t6")).toEqual([1]);
   expect(await undo("owner", "t5")).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   // An extend since makes the undo a no-op too: whoever extended holds the lock (as a permit's
   // receipt does for semaphores). It names itself in the grant, for the extended lease.
   const [, extendedTo] = (await extend("owner", "x3", 1_000)) as number[];
   expectJustSet((await lives())[1] as number, extendedTo as number);
   expect(await undo("owner", "t6")).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   // The grant lists every try that took or confirmed the hold (and an extend starts the list anew): an undo
   // frees the lock only once all on it were abandoned, in whatever order. A try that found its token
   // holding took nothing: whatever took it, here the extend, may still hold it.
   expect(await take("owner", "t7")).toEqual([1]);
   expect(await undo("owner", "t7")).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   expect(await release("owner", "r8")).toBe(1);
   // Undone in the order taken, or the other way round: the last undo frees it. A re-run is listed once.
   for (const [taken, undone] of [
@@ -245,15 +263,15 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   ] as const) {
     for (const nonce of [...taken, taken[1]]) expect(await take("owner", nonce)).toEqual([1]);
     expect(await undo("owner", undone[0])).toBe(0);
-    expect(await status("owner")).toEqual([1, expect.any(Number)]);
+    expect(await holds("owner")).toEqual([1, expect.any(Number)]);
     expect(await undo("owner", undone[1])).toBe(1);
-    expect(await status("owner")).toEqual([0, -2]);
+    expect(await holds("owner")).toEqual([0, -2]);
   }
   // A list that outgrew 16 tries is never freed by an undo: the lease, or a release, ends the hold.
   const many = Array.from({ length: 17 }, (_, index) => `t7-many-${index}`);
   for (const nonce of many) expect(await take("owner", nonce)).toEqual([1]);
   for (const nonce of many) expect(await undo("owner", nonce)).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   expect(await release("owner", "r8b")).toBe(1);
   // A late try (an older id, sent before) that lands after the grant expired (renewals kept the
   // lock past it) cannot name itself either: its undo leaves the lock to the newer try.
@@ -262,11 +280,18 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await run(DELETE_KEYS, [keys.grant], [])).toBe(1);
   expect(await take("owner", "t8-late")).toEqual([1]);
   expect(await undo("owner", "t8-late")).toBe(0);
-  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   // A try of a token that holds never shortens its lease: a late try may carry a shorter one.
   expect(await run(takeLock, keys.taking, ["owner", rid("t10-short"), 1_000])).toEqual([1]);
   expectJustSet((await lives())[0], LEASE_MS);
   expect(await release("owner", "r9")).toBe(1);
+  // A status check (or renewal) that finds the token holding confirms the hold: whoever asked holds it
+  // from then on (a uuid seeded elsewhere), so the undo of a try that took it frees nothing.
+  expect(await take("owner", "t11")).toEqual([1]);
+  expect(await status("owner")).toEqual([1, expect.any(Number)]);
+  expect(await undo("owner", "t11")).toBe(0);
+  expect(await holds("owner")).toEqual([1, expect.any(Number)]);
+  expect(await release("owner", "r10")).toBe(1);
 }
 
 /**
@@ -426,6 +451,8 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   const store = permitStoreKeys(base, 2);
   const [permit1, permit2] = store.permits as [string, string];
   const { take, release, undo, leave, extend, renew, status } = permitRequests(run, base, store.all);
+  // Which permit holds the token, read without the status check's confirming.
+  const holds = (token: string) => run(HOLDING, store.all, [token, 6]);
   const inLine = async () => (await run(COUNT_QUEUE, [store.queue[0] as string], [])) as number;
   const startedUs = (Date.now() - 60_000) * 1_000;
 
@@ -501,9 +528,9 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await release("z", "r0")).toBe(0);
   expect(await release("a", "r1")).toBe(1);
   expect(await release("a", "r1")).toBe(1);
-  expect(await status("a")).toEqual([0, -2]);
+  expect(await holds("a")).toEqual([0, -2]);
   expect(await inLine()).toBe(0);
-  const [granted, grantPttl, grantedPermit] = (await status("c")) as number[];
+  const [granted, grantPttl, grantedPermit] = (await holds("c")) as number[];
   expect([granted, grantedPermit]).toEqual([1, 1]);
   expectJustSet(grantPttl, GRANT_MS, GRANT_MS / 2);
   // "c" confirms with a try of its own (fencing needs one): the permit is its, the lease restarts,
@@ -514,23 +541,23 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   })) as number[];
   expect([confirmed, confirmedPermit]).toEqual([1, 1]);
   expect(clockToken).toBeGreaterThan(startedUs);
-  const [, restarted] = (await status("c")) as number[];
+  const [, restarted] = (await holds("c")) as number[];
   expectJustSet(restarted, LEASE_MS);
   expectJustSet((await lifetimes(run, [store.fence]))[0], LEASE_MS + FENCE_COUNTER_LIFETIME_MS);
   // The line emptied, yet "e" gets a place no earlier stay had (c 1, h 2, k 3): a grant names the
   // place it is for.
   expect(await take("e", { fair: true })).toEqual([0, expect.any(Number), 0, 4]);
   expect(await release("c", "r2")).toBe(1);
-  expect(await status("e")).toEqual([1, expect.any(Number), 1]);
+  expect(await holds("e")).toEqual([1, expect.any(Number), 1]);
   // A waiter that gives up while a permit was handed to it frees the permit.
   expect(await leave("e")).toBe(1);
-  expect(await status("e")).toEqual([0, -2]);
+  expect(await holds("e")).toEqual([0, -2]);
   expect(await lifetimes(run, [permit1])).toEqual([-2]);
 
   // An abandoned try is undone by its request id, and only once.
   expect(await take("f", { nonce: "u1" })).toEqual([1, 1]);
   expect(await undo("f", "u1")).toBe(1);
-  expect(await status("f")).toEqual([0, -2]);
+  expect(await holds("f")).toEqual([0, -2]);
   expect(await undo("f", "u1")).toBe(0);
   // A later try of the same token, or an extend since, makes an undo a no-op: a permit's receipt
   // names its last try, grant or extend.
@@ -539,16 +566,16 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await undo("f", "u2")).toBe(0);
   expect(await extend("f", "e3", 1_000)).toEqual([1, expect.any(Number)]);
   expect(await undo("f", "u3")).toBe(0);
-  expect(await status("f")).toEqual([1, expect.any(Number), 1]);
+  expect(await holds("f")).toEqual([1, expect.any(Number), 1]);
   // As the lock's grant, a receipt lists every try that took or confirmed the permit since: undone in any
   // order, the permit is freed by the last undo only.
   expect(await release("f", "r2b")).toBe(1);
   expect(await take("f", { nonce: "u3c" })).toEqual([1, 1]);
   expect(await take("f", { nonce: "u3d" })).toEqual([1, 1]);
   expect(await undo("f", "u3d")).toBe(0);
-  expect(await status("f")).toEqual([1, expect.any(Number), 1]);
+  expect(await holds("f")).toEqual([1, expect.any(Number), 1]);
   expect(await undo("f", "u3c")).toBe(1);
-  expect(await status("f")).toEqual([0, -2]);
+  expect(await holds("f")).toEqual([0, -2]);
   expect(await take("f", { nonce: "u3e" })).toEqual([1, 1]);
   // A late try (an older id) that lands after the receipts expired (renewals kept the permit past
   // them) cannot name itself either: its undo leaves the permit to the newer try.
@@ -557,17 +584,17 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await run(DELETE_KEYS, [store.receipts], [])).toBe(1);
   expect(await take("f", { nonce: "u4-late" })).toEqual([1, 1]);
   expect(await undo("f", "u4-late")).toBe(0);
-  expect(await status("f")).toEqual([1, expect.any(Number), 1]);
+  expect(await holds("f")).toEqual([1, expect.any(Number), 1]);
   // A try of a token that holds never shortens its lease: a late try may carry a shorter one.
   expect(await take("f", { nonce: "u6-short", lease: 1_000 })).toEqual([1, 1]);
-  expect(((await status("f")) as number[])[1]).toBeGreaterThan(LEASE_MS - 5_000);
+  expect(((await holds("f")) as number[])[1]).toBeGreaterThan(LEASE_MS - 5_000);
   expect(await release("f", "r3")).toBe(1);
 
   // Free permits are the first waiters' only: with k free, the first k in line may take one. b's
   // release hands nothing on (nobody is in line); q and p take both permits, w1, w2 and w3 queue,
   // and both leases run out (deleting the keys stands in: Redis expires them with no script).
   expect(await release("b", "r4")).toBe(1);
-  expect(await status("b")).toEqual([0, -2]);
+  expect(await holds("b")).toEqual([0, -2]);
   expect(await take("q", { fair: true })).toEqual([1, 1]);
   expect(await take("p", { fair: true })).toEqual([1, 2]);
   expect(await take("w1", { fair: true })).toEqual([0, expect.any(Number), 0, 5]);
@@ -582,7 +609,7 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   // w1's release makes two permits free: the second is w2's to take, first in line, so the release
   // hands the first to w3, second in line.
   expect(await release("w1", "r5")).toBe(1);
-  const [w3Granted, w3Pttl, w3Permit] = (await status("w3")) as number[];
+  const [w3Granted, w3Pttl, w3Permit] = (await holds("w3")) as number[];
   expect([w3Granted, w3Permit]).toEqual([1, 1]);
   expectJustSet(w3Pttl, GRANT_MS, GRANT_MS / 2);
   expect(await take("w2", { fair: true })).toEqual([1, 2]);
@@ -591,6 +618,17 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   // Every permit is free and nobody is in line; the receipts stay for re-runs of the releases.
   expect(await lifetimes(run, [...store.permits, ...store.queue])).toEqual([-2, -2, -2, -2]);
   expectJustSet((await lifetimes(run, [store.receipts]))[0], RECEIPT_MS);
+  // A status check (or renewal) that finds the token holding confirms its permit: the undo of the try that
+  // took it frees nothing, and an extend's re-run still finds its own call id on the list.
+  expect(await take("s", { nonce: "s1" })).toEqual([1, 1]);
+  expect(await status("s")).toEqual([1, expect.any(Number), 1]);
+  expect(await undo("s", "s1")).toBe(0);
+  expect(await holds("s")).toEqual([1, expect.any(Number), 1]);
+  const [, sExtendedTo] = (await extend("s", "xs", 1_000)) as number[];
+  expect(await status("s")).toEqual([1, expect.any(Number), 1]);
+  const [, sAgain] = (await extend("s", "xs", 1_000)) as number[];
+  expect(sAgain).toBeLessThanOrEqual(sExtendedTo as number);
+  expect(await release("s", "rs")).toBe(1);
 }
 
 /**
@@ -600,16 +638,17 @@ async function exercisePermitScripts(run: Run): Promise<void> {
 async function exerciseFairLockKey(run: Run): Promise<void> {
   const id = uniqueId("scripts-fair-lock");
   const store = permitStoreKeys(id, "lock-key");
-  const { take, release, leave, status } = permitRequests(run, id, store.all);
+  const { take, release, leave } = permitRequests(run, id, store.all);
+  const renewing = lockKeys(id).renewing;
   expect(await take("a", { fair: true })).toEqual([1, 1]);
-  expect(await run(renewLock, [id], ["a", 0])).toEqual([1, expect.any(Number)]);
+  expect(await run(renewLock, renewing, ["a", 0])).toEqual([1, expect.any(Number)]);
   expect(await take("b", { fair: true })).toEqual([0, expect.any(Number), 0, 1]);
   expect(await release("a", "r1")).toBe(1);
   // The release handed the key to b, for b's grant.
-  const [held, pttl] = (await run(renewLock, [id], ["b", 0])) as number[];
+  const [held, pttl] = (await run(renewLock, renewing, ["b", 0])) as number[];
   expect(held).toBe(1);
   expectJustSet(pttl, GRANT_MS, GRANT_MS / 2);
-  expect(await status("b")).toEqual([1, expect.any(Number), 1]);
+  expect(await run(HOLDING, store.all, ["b", 6])).toEqual([1, expect.any(Number), 1]);
   expect(await leave("b")).toBe(1);
   expect(await lifetimes(run, [id])).toEqual([-2]);
 }

@@ -140,6 +140,41 @@ describe("a Lock seeded with a uuid before the owner acquired it", () => {
   });
 });
 
+// A uuid re-used after its acquire timed out (review of 2026-12-02): the try landed, its answer was late; another
+// instance seeded with the uuid finds it holding and holds from then on. The try's undo, sent once its answer
+// came, must not free the hold that the status check confirmed, or a stranger gets in beside its holder.
+describe.each([
+  [
+    "Lock",
+    (id: string, redis: ReturnType<typeof newRedis>) => new Lock({ id, redis, lease: 10_000 }),
+    (id: string, redis: ReturnType<typeof newRedis>, uuid: string) => new Lock({ id, redis, uuid }),
+  ],
+  [
+    "Semaphore",
+    (id: string, redis: ReturnType<typeof newRedis>) => new Semaphore({ id, redis, limit: 1, lease: 10_000 }),
+    (id: string, redis: ReturnType<typeof newRedis>, uuid: string) =>
+      new Semaphore({ id, redis, limit: 1 }).permit(uuid),
+  ],
+])("%s: a uuid whose acquire timed out while its try landed", (_name, make, seeded) => {
+  it("getStatus() elsewhere confirms the hold: the try's late undo leaves it, and nobody else gets in", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("held-uuid-status");
+    const uuid = crypto.randomUUID();
+    passThrough.faults.delayRepliesNext(1, 400);
+    const abandoning = make(id, faulty);
+    await expect(abandoning.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({
+      code: "LOCK_REDIS_ERROR",
+    });
+    const holder = seeded(id, direct, uuid);
+    expect(await holder.getStatus()).toBe("ACQUIRED");
+    await pause(600); // the late answer arrives, and the undo runs
+    await abandoning.pending;
+    const stranger = make(id, direct);
+    expect(await stranger.acquire({ retry: { attempts: 1 } })).toBeFalsy();
+    expect(await holder.release()).toBe(true);
+  });
+});
+
 describe("two leases of one uuid on one Semaphore", () => {
   // Each caller gets a Lease of its own; with one uuid they hold one permit, so they are one hold.
   it("the earlier one's release leaves the permit to the later one; the later one's release frees it", async () => {

@@ -43,6 +43,11 @@ export interface PassThroughFaults {
    * once: a request that reaches Redis after one sent later (a slow path, a retry on another socket).
    */
   delayNext(count: number, ms: number): void;
+  /**
+   * Forward each of the next `count` requests at once, then hold its answer `ms`: a request that ran in Redis
+   * while its caller, still waiting for the reply, gave up on it.
+   */
+  delayRepliesNext(count: number, ms: number): void;
   /** Destroy the sockets of the next `count` requests without forwarding them (default: every request). */
   refuse(count?: number): void;
   /** Answer the next `count` requests with 503 and a JSON error body, without forwarding them. */
@@ -88,6 +93,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   const counter = new RequestCounter();
   const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
   const delays: number[] = [];
+  const replyDelays: number[] = [];
 
   const takeFault = (): Fault => {
     for (const fault of ["refuse", "status5xx", "drop"] as const) {
@@ -104,6 +110,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
     counter.request(path);
     const fault = takeFault();
     const delay = delays.shift() ?? 0;
+    const replyDelay = replyDelays.shift() ?? 0;
     const body = await readAll(req);
     counter.body(path, body.length > 0 ? body.toString() : undefined);
     if (fault === "refuse") {
@@ -126,6 +133,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       sendJson(res, 502, { error: `pass-through: upstream request failed: ${(error as Error).message}` });
       return;
     }
+    if (replyDelay > 0) await new Promise((resolve) => setTimeout(resolve, replyDelay));
     counter.answered(path, fault !== "drop" && upstream.status < 400);
     if (fault === "drop") {
       req.socket.destroy();
@@ -157,6 +165,9 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       delayNext: (count, ms) => {
         for (let index = 0; index < count; index++) delays.push(ms);
       },
+      delayRepliesNext: (count, ms) => {
+        for (let index = 0; index < count; index++) replyDelays.push(ms);
+      },
       refuse: (count = Number.POSITIVE_INFINITY) => {
         pending.refuse += count;
       },
@@ -166,6 +177,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       reset: () => {
         Object.assign(pending, { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 });
         delays.length = 0;
+        replyDelays.length = 0;
       },
     },
     close: async () => {
