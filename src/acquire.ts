@@ -175,7 +175,7 @@ export async function acquire({
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
       const kind = local ? "local" : result.kind;
       const next = waiter
-        ? waiter.next({ kind, now, planned, cap, tries, spent })
+        ? waiter.next({ kind, now, planned, cap, lastTryAt: lastTryAt(), tries, spent })
         : { at: planned, spent: 0 };
       if (!next) return fail("spent"); // covered by announcements, and its tries are over
       spent += next.spent;

@@ -17,6 +17,8 @@ export interface Step {
   readonly planned: number;
   /** No try after this: the holder's lease is surely over, or a try would come too late for the timeout. */
   readonly cap: number;
+  /** The last moment a try can be sent and answered within the timeout (Infinity without one). */
+  readonly lastTryAt: number;
   readonly tries: number;
   /** Attempts spent so far: tries, plus any subscription. */
   readonly spent: number;

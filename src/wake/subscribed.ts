@@ -53,11 +53,22 @@ export class SubscribedWaiter implements Waiter {
     if (kind === "held" && this.#covers(this.#sentAt) && now >= windowEnd) return undefined;
     const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
     if (pays) this.#subscribe();
-    // Once a try is covered, a release is announced: only a safety poll every `maxDelay` is left.
+    const end = Math.min(windowEnd, step.lastTryAt);
     const at = this.#covers(this.#sentAt)
-      ? Math.min(this.#sentAt + this.plan.backoff.maxDelay, cap, windowEnd)
+      ? Math.min(this.#safetyPoll(this.#sentAt, end), cap, windowEnd)
       : planned;
     return { at, spent: pays ? 1 : 0 };
+  }
+
+  /**
+   * Once a try is covered, a release is announced: only safety polls are left, for a release nobody announces
+   * (0.2's). The next after one at `at`: `maxDelay` later, but no later than halfway to `end` (the last try's
+   * moment), nor sooner than `retry.delay` (1 ms at least): a wait shorter than `maxDelay` still finds such a
+   * release, its polls closer together towards its end.
+   */
+  #safetyPoll(at: number, end: number): number {
+    const { delay, maxDelay } = this.plan.backoff;
+    return at + Math.min(maxDelay, Math.max(delay, 1, (end - at) / 2));
   }
 
   /** Waits as polling would; a release wakes it at once, or within 1-4 round trips of it ("soon"). */
@@ -115,20 +126,33 @@ export class SubscribedWaiter implements Waiter {
   }
 
   /**
-   * Whether subscribing is cheaper than polling until the wait ends (last try, timeout, lease) within `span`
-   * ms: it costs itself, the next poll (for moments before it was active), a safety poll per `maxDelay` and
-   * the try after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
+   * Whether subscribing costs no more than polling until the wait ends (last try, timeout, lease) within `span`
+   * ms: it costs itself, the next poll (for moments before it was active), its safety polls and the try
+   * after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
   #pays({ tries, spent }: Step, span: number): boolean {
     const { attempts, backoff } = this.plan;
     if (!this.#events || this.#subscription !== "none" || attempts - spent < 2) return false;
     if (this.#fair) return true;
     if (!(span > 0)) return false;
-    const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + Math.floor(span / backoff.maxDelay);
+    const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + this.#safetyPolls(tries, span);
     let polls = 0;
     for (let elapsed = 0; elapsed < span && polls < attempts - spent && polls <= cost; polls++)
       elapsed += Math.max(1, backoffDelay(tries + polls, backoff, 0));
-    return polls > cost;
+    return polls >= cost;
+  }
+
+  /** How many safety polls a wait covered from its next poll sends before it ends, `span` ms from now. */
+  #safetyPolls(tries: number, span: number): number {
+    const { backoff } = this.plan;
+    const covering = Math.max(1, backoffDelay(tries, backoff, 0));
+    // maxDelay apart while far from the end (counted, not walked: a long wait costs nothing up front)...
+    const far = Math.max(0, Math.floor((span - 2 * backoff.maxDelay - covering) / backoff.maxDelay));
+    let polls = far;
+    // ...then closer together: at most about log2(maxDelay) more.
+    let at = this.#safetyPoll(covering + far * backoff.maxDelay, span);
+    for (; at < span; at = this.#safetyPoll(at, span)) polls++;
+    return polls;
   }
 
   /** Whether an active subscription covered a try sent at monotonic `at`: a later release is announced. */

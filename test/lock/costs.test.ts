@@ -147,14 +147,15 @@ describe("a long wait subscribes, and costs less than polling", () => {
     expect(takeOverMs).toBeLessThan(500);
   });
 
-  it("a timeout-only wait polls every maxDelay while subscribed instead of every delay", async () => {
+  it("a timeout-only wait polls only as a safety net while subscribed, not every delay", async () => {
     const id = uniqueId("cost-timeout");
     const released = await holdFor(id, 2_500);
     const lock = new Lock({ id, redis: wakingClient(), retry: { delay: 50, maxDelay: 500 } });
     const cost = await billed(async () => expect(await lock.acquire({ timeout: 2_000 })).toBe(false));
-    // Polling would send 40 tries; subscribed: the subscription, about 2000 / 500 safety polls, and a
-    // couple more around the start and the end.
-    expect(cost).toBeLessThanOrEqual(10);
+    // Polling would send 40 tries; subscribed: the first try and the one covering the subscription, the
+    // subscription, safety polls every maxDelay, then halfway to the end each time, down to retry.delay
+    // (at 0.55, 1.05, 1.52, 1.76, 1.88, 1.94 and 1.99 s): 10, 11 when a timer is late.
+    expect(cost).toBeLessThanOrEqual(12);
     await released();
   });
 });

@@ -161,8 +161,8 @@ describe("subscribing", () => {
     await vi.advanceTimersByTimeAsync(2_500);
     expect(store.subscriptions).toBe(1);
     // The first try, the next one (which covers the moments before the subscription was active),
-    // then one every maxDelay.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_104]);
+    // then one every maxDelay, or halfway to the last try's moment (2,996) if sooner.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_050]);
     store.freeAt = 0;
     store.announce("released");
     const result = await settle(outcome);
@@ -185,6 +185,31 @@ describe("subscribing", () => {
     expect(result.acquired).toBe(true);
     // The first release the wait hears sends its try at once: no retry window for one holder.
     if (result.acquired) expect(result.sentAt - releasedAt).toBeLessThan(RTT);
+  });
+
+  it("a release nobody announces (0.2's) is found before the timeout, though it is shorter than maxDelay", async () => {
+    const store = new ScriptedStore();
+    store.freeAt = 2_500; // deleted unannounced: only a poll finds it
+    const { outcome } = start(store, {
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 }, // maxDelay: 10 s
+      timeout: 10_000,
+    });
+    const result = await settle(outcome);
+    expect(result).toMatchObject({ acquired: true });
+    expect(store.subscriptions).toBe(1);
+    // The first two tries, then a safety poll halfway to the end: the first one after the release.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500]);
+  });
+
+  it("a wait covered to its end polls halfway to it each time, the last within retry.delay of it", async () => {
+    const store = new ScriptedStore();
+    const { outcome } = start(store, {
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 },
+      timeout: 10_000,
+    });
+    expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
+    // Six tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996).
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500, 7_748, 8_872, 9_872]);
   });
 
   it("a huge attempt budget costs nothing up front: the schedule's end is summed, not walked", async () => {
