@@ -2,7 +2,8 @@ import type { ChannelListener, SubscribeChannel } from "./feed";
 
 /** The pub/sub parts of an ioredis or node-redis client, as a duplicate of it uses them. */
 export interface PubSubClient {
-  duplicate(): PubSubClient;
+  /** ioredis takes options for the duplicate (`retryStrategy`); node-redis is called without any. */
+  duplicate(options?: { retryStrategy: () => null }): PubSubClient;
   subscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;
@@ -49,6 +50,9 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     link.dead = true;
     link.shut();
     if (current === link) current = undefined;
+    // An ioredis connection that closed has ended (it never reconnects): disconnecting it again would arm a
+    // 2 s timer, waiting for a "close" that already came, which keeps the process alive.
+    if (ioredis && link.client.status === "end") return;
     try {
       // ioredis: disconnect(); node-redis 5 and later: destroy(); 4: disconnect().
       const closing = link.client.destroy ? link.client.destroy() : link.client.disconnect?.();
@@ -65,7 +69,8 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     for (const entry of active) for (const listener of entry.listeners) listener.ended();
   };
   const open = (): Link => {
-    const client = source.duplicate();
+    // A dropped connection is replaced by a fresh one at the next wait: ioredis must not reconnect this one.
+    const client = ioredis ? source.duplicate({ retryStrategy: () => null }) : source.duplicate();
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));

@@ -4,7 +4,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ChannelListener, SubscribeChannel } from "../../src/wake/feed";
 import { type PubSubClient, tcpSubscriber } from "../../src/wake/tcp";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
@@ -136,5 +136,39 @@ describe.each(kinds)("%s", (_name, ioredis, make) => {
     await hears(channel, log);
     stop();
     close();
+  });
+});
+
+// Found by a review (2026-12-02): ioredis's disconnect() on a connection that already closed waits 2 s for a
+// "close" event that came before destroying it, on a timer that keeps the process alive; and a duplicate
+// left to ioredis's retryStrategy would reconnect, only to be closed, as the next wait opens a fresh one.
+describe("ioredis: a subscriber connection that dropped", () => {
+  it("is left ended: not reconnected, nor disconnected again", async () => {
+    const client = new IoRedis(relayPort, "127.0.0.1");
+    client.on("error", () => {});
+    await client.ping();
+    const duplicates: IoRedis[] = [];
+    const duplicate = client.duplicate.bind(client);
+    client.duplicate = (options) => {
+      const made = duplicate(options);
+      duplicates.push(made);
+      return made;
+    };
+    const sockets = relayed.length;
+    const log: string[] = [];
+    const stop = await tcpSubscriber(client as unknown as PubSubClient, true)(
+      uniqueId("dropped"),
+      listener(log),
+      forever(),
+    );
+    const [subscriber] = duplicates;
+    if (!subscriber) throw new Error("no subscriber connection was opened");
+    const disconnect = vi.spyOn(subscriber, "disconnect");
+    for (const socket of relayed.slice(sockets)) socket.destroy();
+    await waitUntil(() => log.includes("ended"), "the drop heard");
+    stop();
+    expect(subscriber.status).toBe("end");
+    expect(disconnect).not.toHaveBeenCalled();
+    client.disconnect();
   });
 });
