@@ -8,7 +8,8 @@ import { enableUpstashWakeUps, isUpstashHttp } from "./upstash";
 
 /**
  * Lets releases wake waits on this client's locks: a wait spanning several polls subscribes, then polls only
- * every `retry.maxDelay`, and retries within a round trip of a release. Call once per client, before or
+ * as a safety net (every `retry.maxDelay`, or halfway to its last try if sooner), and retries within a round
+ * trip of a release. Call once per client, before or
  * after making locks; a quorum enables each member. `@upstash/redis`: one SSE stream (one billed SUBSCRIBE)
  * per waiting lock; ioredis and node-redis: one extra connection (a subscriber-mode duplicate), open while
  * waits need it. `FairLock` and fair semaphores wake their own waiters on `@upstash/redis` without it.

@@ -6,11 +6,12 @@ import { type Grant, pollUntil, type Step, type Waiter } from "../waiting";
 import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
 
 /**
- * A wait that its lock's announcements may cut short. It subscribes once that is cheaper than polling (at
- * once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
- * every `retry.maxDelay` as a safety net (a 0.2 holder's release is not announced). Without `events` (no
- * wake-ups on the client) it only polls. An unfair waiter retries at the first release it hears; once it
- * heard the lock change hands, within the retry window (the releaser may retake it, others heard it too).
+ * A wait that its lock's announcements may cut short. It subscribes once that costs no more than polling
+ * (at once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
+ * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, or halfway to its last
+ * try if sooner. Without `events` (no wake-ups on the client) it only polls. An unfair waiter retries at the
+ * first release it hears; once it heard the lock change hands, within the retry window (the releaser may
+ * retake it, others heard it too).
  */
 export class SubscribedWaiter implements Waiter {
   readonly #events: LockEvents | undefined;

@@ -2,8 +2,10 @@ import type { ChannelListener, SubscribeChannel } from "./feed";
 
 /** The pub/sub parts of an ioredis or node-redis client, as a duplicate of it uses them. */
 export interface PubSubClient {
-  /** ioredis takes options for the duplicate (`retryStrategy`); node-redis is called without any. */
+  /** An ioredis `Redis` takes options for the duplicate (`retryStrategy`); a Cluster and node-redis get none. */
   duplicate(options?: { retryStrategy: () => null }): PubSubClient;
+  /** ioredis: whether this is a Cluster, whose `duplicate` takes startup nodes first. */
+  readonly isCluster?: boolean;
   subscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;
@@ -70,7 +72,8 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   };
   const open = (): Link => {
     // A dropped connection is replaced by a fresh one at the next wait: ioredis must not reconnect this one.
-    const client = ioredis ? source.duplicate({ retryStrategy: () => null }) : source.duplicate();
+    const single = ioredis && !source.isCluster;
+    const client = single ? source.duplicate({ retryStrategy: () => null }) : source.duplicate();
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));
