@@ -160,6 +160,8 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
+   * Asks Redis whether this token holds; a yes confirms the hold (no undo of an abandoned try of the token
+   * frees it from then on) and, the first time, starts the lease.
    * @returns "ACQUIRED" when Redis says this token holds the key right now, otherwise "FREE".
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
    */
