@@ -9,9 +9,9 @@ import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
  * A wait that its lock's announcements may cut short. It subscribes once that costs no more than polling
  * (at once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
  * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, or halfway to its last
- * try if sooner. Without `events` (no wake-ups on the client) it only polls. An unfair waiter retries at the
- * first release it hears; once it heard the lock change hands, within the retry window (the releaser may
- * retake it, others heard it too).
+ * try if sooner, never sooner than polling would. Without `events` (no wake-ups on the client) it only
+ * polls. An unfair waiter retries at the first release it hears; once it heard the lock change hands, within
+ * the retry window (the releaser may retake it, others heard it too).
  */
 export class SubscribedWaiter implements Waiter {
   readonly #events: LockEvents | undefined;
@@ -55,8 +55,9 @@ export class SubscribedWaiter implements Waiter {
     const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
     if (pays) this.#subscribe();
     const end = Math.min(windowEnd, step.lastTryAt);
+    // Never sooner than polling would: a covered wait's last attempt still comes at its schedule's end.
     const at = this.#covers(this.#sentAt)
-      ? Math.min(this.#safetyPoll(this.#sentAt, end), cap, windowEnd)
+      ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), planned), cap, windowEnd)
       : planned;
     return { at, spent: pays ? 1 : 0 };
   }
@@ -132,15 +133,23 @@ export class SubscribedWaiter implements Waiter {
    * after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
   #pays({ tries, spent }: Step, span: number): boolean {
-    const { attempts, backoff } = this.plan;
-    if (!this.#events || this.#subscription !== "none" || attempts - spent < 2) return false;
-    if (this.#fair) return true;
-    if (!(span > 0)) return false;
-    const cost = span === Number.POSITIVE_INFINITY ? 0 : 3 + this.#safetyPolls(tries, span);
+    const left = this.plan.attempts - spent;
+    if (!this.#events || this.#subscription !== "none" || left < 2) return false;
+    if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
+    return span > 0 && this.#polls(tries, span, left) >= 3 + this.#safetyPolls(tries, span);
+  }
+
+  /** How many polls plain polling sends within `span` ms from now, at most `left`; summed once waits settle. */
+  #polls(tries: number, span: number, left: number): number {
+    const { backoff } = this.plan;
     let polls = 0;
-    for (let elapsed = 0; elapsed < span && polls < attempts - spent && polls <= cost; polls++)
-      elapsed += Math.max(1, backoffDelay(tries + polls, backoff, 0));
-    return polls >= cost;
+    for (let elapsed = 0; elapsed < span && polls < left; polls++) {
+      const delay = Math.max(1, backoffDelay(tries + polls, backoff, 0));
+      const settled = backoff.backoff === "fixed" || delay >= Math.round(backoff.maxDelay);
+      if (settled) return Math.min(left, polls + Math.ceil((span - elapsed) / delay));
+      elapsed += delay;
+    }
+    return polls;
   }
 
   /** How many safety polls a wait covered from its next poll sends before it ends, `span` ms from now. */
@@ -150,9 +159,10 @@ export class SubscribedWaiter implements Waiter {
     // maxDelay apart while far from the end (counted, not walked: a long wait costs nothing up front)...
     const far = Math.max(0, Math.floor((span - 2 * backoff.maxDelay - covering) / backoff.maxDelay));
     let polls = far;
-    // ...then closer together: at most about log2(maxDelay) more.
+    // ...then closer together: about log2(maxDelay) more. The cap ends a walk whose steps fall below the
+    // float spacing of its moments (spans near 2^53 ms), which would never advance.
     let at = this.#safetyPoll(covering + far * backoff.maxDelay, span);
-    for (; at < span; at = this.#safetyPoll(at, span)) polls++;
+    for (let walked = 0; at < span && walked < 64; walked++, at = this.#safetyPoll(at, span)) polls++;
     return polls;
   }
 

@@ -209,7 +209,34 @@ describe("subscribing", () => {
     });
     expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
     // Six tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996).
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500, 7_748, 8_872, 9_872]);
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500, 7_748, 8_872, 9_876]);
+  });
+
+  it("covered from its first try, a wait with few attempts never polls sooner than polling would: its last try still comes at the schedule's end", async () => {
+    const store = new ScriptedStore();
+    store.lingering = true; // joins an active subscription: every poll is a safety poll
+    store.freeAt = 2_700; // deleted unannounced: only a poll finds it
+    const { outcome } = start(store, { retry: { attempts: 3, delay: 1_000, backoff: "exponential" } });
+    expect(await settle(outcome)).toMatchObject({ acquired: true, attempts: 3 });
+    // Polling tries at 0, 1 and 3 s; halving towards the end alone would spend the third at 2.5 s.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_502, 3_004]);
+  });
+
+  it("an attempt budget near 2^53 with exponential backoff and a holder without expiry: deciding whether to subscribe ends", async () => {
+    const store = new ScriptedStore();
+    store.heldPttl = -1;
+    const delays = vi.mocked(backoff.backoffDelay);
+    delays.mockClear();
+    const retry = { attempts: Number.MAX_SAFE_INTEGER, delay: 100, backoff: "exponential" as const };
+    const { outcome } = start(store, { retry });
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Waits settle at maxDelay (10 s), as its safety polls would: subscribing would cost more than polling.
+    expect(store.subscriptions).toBe(0);
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 308, 712]);
+    store.freeAt = 0;
+    expect(await settle(outcome)).toMatchObject({ acquired: true });
+    // The decisions summed the schedule: a few calls each, never one per attempt (the walk used to hang).
+    expect(delays.mock.calls.length).toBeLessThan(1_000);
   });
 
   it("a huge attempt budget costs nothing up front: the schedule's end is summed, not walked", async () => {
