@@ -62,8 +62,8 @@ export function keyStore(target: StoreTarget): LockStore {
     async renew(token, lease) {
       return observation(await runScript(target, "renew", renewLock, taking, [token, lease]));
     },
-    async status(token) {
-      return observation(await runScript(target, "status", renewLock, taking, [token, 0]));
+    async status(token, _lease, _permit, confirm = true) {
+      return observation(await runScript(target, "status", renewLock, taking, [token, confirm ? 0 : -1]));
     },
   };
 }

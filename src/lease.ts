@@ -160,15 +160,16 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Asks Redis whether this token holds; a yes confirms the hold (no undo of an abandoned try of the token
-   * frees it from then on) and, the first time, starts the lease.
+   * Asks Redis whether this token holds; the first yes confirms the hold (no undo of an abandoned try of the
+   * token frees it from then on) and starts the lease.
    * @returns "ACQUIRED" when Redis says this token holds the key right now, otherwise "FREE".
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
    */
   async getStatus(): Promise<LockStatus> {
     const { store, token, lease, permit } = this.#c;
-    const held =
-      !this.#gone && (await this.#observe("status", store.status(token, lease, permit), monotonicNow()));
+    // A hold this lease confirmed already needs no confirming again: it only looks (on a quorum, one round).
+    const asked = () => store.status(token, lease, permit, !this.#confirmed);
+    const held = !this.#gone && (await this.#observe("status", asked(), monotonicNow()));
     return held ? "ACQUIRED" : "FREE";
   }
 

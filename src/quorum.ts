@@ -243,8 +243,14 @@ function quorumStore(
       observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
     renew: (token, lease, permit) =>
       observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit)),
-    status: (token, lease, permit) =>
-      observe("status", lease, token, permit, (member) => member.status(token, lease, permit)),
+    // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
+    // FREE would keep a same-token round failing there from being undone, held a lease for nobody.
+    async status(token, lease, permit, confirm = true) {
+      const ask = (confirming: boolean) =>
+        observe("status", lease, token, permit, (member) => member.status(token, lease, permit, confirming));
+      const seen = await ask(false);
+      return seen.held && confirm ? ask(true) : seen;
+    },
   };
 }
 

@@ -71,7 +71,11 @@ export interface LockStore {
   extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;
   /** Makes at least `lease` ms remain, never less than is left. */
   renew(token: string, lease: number, permit?: number): Promise<Observation>;
-  status(token: string, lease: number, permit?: number): Promise<Observation>;
+  /**
+   * Whether the token holds. `confirm` (default true): a hold found becomes no try's to undo, as after an
+   * extend (a uuid seeded elsewhere holds from then on); false only looks.
+   */
+  status(token: string, lease: number, permit?: number, confirm?: boolean): Promise<Observation>;
 }
 
 /** Where a store on one client lives and how to reach it. */

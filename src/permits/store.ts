@@ -110,8 +110,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       async renew(token, lease, permit) {
         return observation(await runScript(target, "renew", renewPermit, keys, [token, lease, permit ?? 0]));
       },
-      async status(token, _lease, permit) {
-        return observation(await runScript(target, "status", renewPermit, keys, [token, 0, permit ?? 0]));
+      async status(token, _lease, permit, confirm = true) {
+        const args = [token, confirm ? 0 : -1, permit ?? 0];
+        return observation(await runScript(target, "status", renewPermit, keys, args));
       },
     };
     return store;

@@ -135,9 +135,9 @@ return {1, target}
  * Auto-extend's renewal and status check: while this token holds, at least ARGV[2] ms remain, never less than
  * left. Compared in Lua: the HTTP client JSON-parses replies ("123" becomes a number). Safe to run twice.
  * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): the grant goes, so no undo of
- * a try abandoned earlier frees the hold, as after an extend.
+ * a try abandoned earlier frees the hold, as after an extend; unless ARGV[2] is -1, which only looks.
  * KEYS[2]  grant key
- * ARGV[2]  lease, ms (0: status)
+ * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing)
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
 export const renewLock = defineScript(
@@ -145,9 +145,10 @@ export const renewLock = defineScript(
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}
 end
-redis.call("DEL", KEYS[2])
-local remaining = redis.call("PTTL", KEYS[1])
-local lease = tonumber(ARGV[2])
+local remaining, lease = redis.call("PTTL", KEYS[1]), tonumber(ARGV[2])
+if lease >= 0 then
+  redis.call("DEL", KEYS[2])
+end
 if remaining >= 0 and remaining < lease then
   redis.call("PEXPIRE", KEYS[1], lease)
   remaining = lease

@@ -108,3 +108,69 @@ describe("quorum Semaphore: a lease whose permit is gone on a majority, a stray 
     await Promise.all(members().map((member) => member.direct.del(held, other)));
   });
 });
+
+// A status check of a uuid seeded elsewhere confirms the hold it finds (no undo of an abandoned try frees it
+// then). Review of 2026-12-02: on a quorum it confirmed the members that held even when the vote answered
+// FREE, so a same-uuid round failing at that moment was not undone there: the member stayed held a lease.
+describe.each([
+  [
+    "Lock",
+    (id: string) => new Lock({ id, redis: faulty(), lease: 10_000 }),
+    (id: string, uuid: string) => new Lock({ id, redis: direct(), uuid }),
+    async (id: string) => {
+      await Promise.all(members().map((member) => member.direct.del(id)));
+    },
+  ],
+  [
+    "Semaphore",
+    (id: string) => new Semaphore({ id, redis: faulty(), limit: 1, lease: 10_000 }),
+    (id: string, uuid: string) => new Semaphore({ id, redis: direct(), limit: 1 }).permit(uuid),
+    async (id: string) => {
+      await Promise.all(members().map((member) => member.direct.del(`{${id}}:permit:1`)));
+    },
+  ],
+])(
+  "quorum %s: a seeded uuid's status check while a round of the uuid fails",
+  (_name, make, seeded, clear) => {
+    it("answering FREE, it confirms nothing: the failed round is undone on every member", async () => {
+      const id = uniqueId("quorum-status-free");
+      const uuid = crypto.randomUUID();
+      const [m0, m1, m2] = members();
+      // Another owner holds members 1 and 2, so the round fails; member 0 takes it, its answer held back.
+      const other = make(id);
+      await m1?.direct.set(id, "other", { px: 10_000 });
+      await m1?.direct.set(`{${id}}:permit:1`, "other", { px: 10_000 });
+      await m2?.direct.set(id, "other", { px: 10_000 });
+      await m2?.direct.set(`{${id}}:permit:1`, "other", { px: 10_000 });
+      m0?.passThrough.faults.delayRepliesNext(1, 400);
+      const failed = await (other instanceof Lock
+        ? other.acquire({ uuid, retry: { attempts: 1 } })
+        : other.acquire({ uuid, retry: { attempts: 1 } }));
+      expect(failed).toBeFalsy();
+      expect(await holding(id, uuid)).toEqual([1, 0, 0]); // landed on member 0, not yet undone
+      expect(await seeded(id, uuid).getStatus()).toBe("FREE");
+      await pause(600); // member 0's answer arrives, and the round's undo runs
+      await other.pending;
+      expect(await holding(id, uuid)).toEqual([0, 0, 0]);
+      await clear(id);
+    });
+
+    it("answering ACQUIRED, it confirms the hold: the late undo of a timed-out try leaves it", async () => {
+      const id = uniqueId("quorum-status-held");
+      const uuid = crypto.randomUUID();
+      for (const member of members()) member.passThrough.faults.delayRepliesNext(1, 400);
+      const abandoning = make(id);
+      await expect(abandoning.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({
+        code: "LOCK_REDIS_ERROR",
+      });
+      const holder = seeded(id, uuid);
+      expect(await holder.getStatus()).toBe("ACQUIRED");
+      await pause(600); // the late answers arrive, and the undo runs
+      await abandoning.pending;
+      expect(await holding(id, uuid)).toEqual([1, 1, 1]);
+      expect(await holder.release()).toBe(true);
+      expect(await holding(id, uuid)).toEqual([0, 0, 0]);
+      await clear(id);
+    });
+  },
+);
