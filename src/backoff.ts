@@ -15,3 +15,9 @@ export function backoffDelay(attempt: number, policy: BackoffPolicy, random: num
   const base = Math.min(policy.maxDelay, policy.delay * growth);
   return Math.round(base * (1 - policy.jitter * random));
 }
+
+/** Whether every wait from attempt `attempt` on is the same (before jitter): fixed, 0, at the cap, or grown all it can. */
+export function backoffSettled(attempt: number, policy: BackoffPolicy): boolean {
+  const { backoff, delay, maxDelay } = policy;
+  return backoff === "fixed" || delay === 0 || attempt > 52 || delay * 2 ** (attempt - 1) >= maxDelay;
+}

@@ -1,4 +1,4 @@
-import { backoffDelay } from "../backoff";
+import { backoffDelay, backoffSettled } from "../backoff";
 import { monotonicNow } from "../clock";
 import type { AcquirePlan } from "../options";
 import type { QueueTicket, Take } from "../store";
@@ -55,9 +55,11 @@ export class SubscribedWaiter implements Waiter {
     const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
     if (pays) this.#subscribe();
     const end = Math.min(windowEnd, step.lastTryAt);
-    // Never sooner than polling would: a covered wait's last attempt still comes at its schedule's end.
+    // Never sooner than polling would (a covered wait's last attempt still comes at its schedule's end), but a
+    // poll planned for the last try's moment is none: no try goes then.
+    const floor = planned < step.lastTryAt ? planned : 0;
     const at = this.#covers(this.#sentAt)
-      ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), planned), cap, windowEnd)
+      ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
       : planned;
     return { at, spent: pays ? 1 : 0 };
   }
@@ -111,20 +113,22 @@ export class SubscribedWaiter implements Waiter {
     this.#listening = undefined;
   }
 
-  /** Milliseconds from the first refusal to the schedule's last try (all attempts, no jitter). */
+  /** Milliseconds from the first refusal to the schedule's last try (all attempts and their round trips). */
   #schedule(): number {
     const { attempts, backoff } = this.plan;
     if (attempts === Number.POSITIVE_INFINITY) return attempts;
     let total = 0;
     for (let attempt = 1; attempt < attempts; attempt++) {
-      const delay = backoffDelay(attempt, backoff, 0);
-      // Fixed waits never change, nor do waits of 0 or at the cap: the rest are all this one.
-      const settled =
-        backoff.backoff === "fixed" || backoff.delay === 0 || delay >= Math.round(backoff.maxDelay);
-      if (settled) return total + delay * (attempts - attempt);
-      total += delay;
+      const wait = backoffDelay(attempt, backoff, 0) + this.#roundTrip();
+      if (backoffSettled(attempt, backoff)) return total + wait * (attempts - attempt); // the rest are alike
+      total += wait;
     }
     return total;
+  }
+
+  /** The quickest refusal's round trip, ms (0 before one): polls are this much further apart than their waits. */
+  #roundTrip(): number {
+    return Number.isFinite(this.#fastest) ? this.#fastest : 0;
   }
 
   /**
@@ -144,10 +148,10 @@ export class SubscribedWaiter implements Waiter {
     const { backoff } = this.plan;
     let polls = 0;
     for (let elapsed = 0; elapsed < span && polls < left; polls++) {
-      const delay = Math.max(1, backoffDelay(tries + polls, backoff, 0));
-      const settled = backoff.backoff === "fixed" || delay >= Math.round(backoff.maxDelay);
-      if (settled) return Math.min(left, polls + Math.ceil((span - elapsed) / delay));
-      elapsed += delay;
+      const apart = Math.max(1, backoffDelay(tries + polls, backoff, 0) + this.#roundTrip());
+      if (backoffSettled(tries + polls, backoff))
+        return Math.min(left, polls + Math.ceil((span - elapsed) / apart));
+      elapsed += apart;
     }
     return polls;
   }

@@ -54,6 +54,8 @@ class ScriptedStore implements LockStore {
   freeAt = Number.POSITIVE_INFINITY;
   /** The holder's remaining lease a refused take reports (-1: its key has no expiry). */
   heldPttl = 60_000;
+  /** How long a take takes to answer, ms. */
+  roundTrip = RTT;
 
   readonly #events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(this.#events, plan),
@@ -84,6 +86,7 @@ class ScriptedStore implements LockStore {
     const held = now() - this.#made < this.freeAt;
     return reply(
       held ? { kind: "held", pttl: this.heldPttl } : { kind: "acquired", fencingToken: undefined, permit: 1 },
+      this.roundTrip,
     );
   }
 
@@ -219,7 +222,69 @@ describe("subscribing", () => {
     const { outcome } = start(store, { retry: { attempts: 3, delay: 1_000, backoff: "exponential" } });
     expect(await settle(outcome)).toMatchObject({ acquired: true, attempts: 3 });
     // Polling tries at 0, 1 and 3 s; halving towards the end alone would spend the third at 2.5 s.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_502, 3_004]);
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_506, 3_012]);
+  });
+
+  it("covered, with waits of 0: its schedule's end counts the round trips, as polling's does", async () => {
+    const store = new ScriptedStore();
+    store.lingering = true;
+    store.freeAt = 10; // unannounced; polling (0, 4, 8, 12) finds it at its fourth try
+    const { outcome } = start(store, { retry: { attempts: 5, delay: 0 } });
+    expect(await settle(outcome)).toMatchObject({ acquired: true });
+  });
+
+  it("covered, a poll polling would plan at the last try's moment is none: the safety poll before it still goes", async () => {
+    const store = new ScriptedStore();
+    store.lingering = true;
+    store.heldPttl = -1;
+    store.freeAt = 28_500; // unannounced: polling finds it at 29,060
+    const retry = { attempts: 60, delay: 1_000, maxDelay: 2_000, backoff: "exponential" as const };
+    const { outcome } = start(store, { retry, timeout: 30_000 });
+    expect(await settle(outcome)).toMatchObject({ acquired: true });
+  });
+
+  it("subscribes only when that costs no more than polling, round trips counted: a 700 ms wait 60 ms away polls", async () => {
+    const store = new ScriptedStore();
+    store.roundTrip = 60;
+    const { outcome } = start(store, { timeout: 700 }); // polling: tries at 0, 160, 320 and 480
+    expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
+    expect(store.subscriptions).toBe(0);
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 160, 320, 480]);
+  });
+
+  it.each([
+    [
+      "waits of 0 that grow",
+      {
+        timeout: 1e8,
+        retry: {
+          attempts: Number.POSITIVE_INFINITY,
+          delay: 0,
+          maxDelay: 1_000,
+          backoff: "exponential" as const,
+        },
+      },
+    ],
+    [
+      "a cap beyond 2^52 growths",
+      { retry: { attempts: 1e8, delay: 0.1, maxDelay: 1e15, backoff: "exponential" as const } },
+    ],
+  ])("%s: deciding whether to subscribe sums the schedule, never walks it", async (_name, config) => {
+    const store = new ScriptedStore();
+    store.heldPttl = -1; // no lease end to bound the wait: its schedule or timeout does
+    const delays = vi.mocked(backoff.backoffDelay);
+    delays.mockClear();
+    start(store, config);
+    await vi.advanceTimersByTimeAsync(100);
+    console.log(
+      "DBG",
+      store.takes.length,
+      store.subscriptions,
+      delays.mock.calls.length,
+      store.takes.slice(0, 5).map((t) => t.at),
+    );
+    expect(store.takes.length).toBeGreaterThan(1);
+    expect(delays.mock.calls.length).toBeLessThan(1_000);
   });
 
   it("an attempt budget near 2^53 with exponential backoff and a holder without expiry: deciding whether to subscribe ends", async () => {
