@@ -315,9 +315,11 @@ export class Lease implements AsyncDisposable {
           () => {},
         ),
       );
-    const answer = await within(store.renew(token, lease, permit), patience, answerLate).catch(
-      (): typeof TIMED_OUT => TIMED_OUT,
-    );
+    // A same-token try here waits for it as for a release: landing after that try, it would confirm the try's
+    // hold, which the try's undo (its caller gave up on it) could then not free.
+    const request = store.renew(token, lease, permit);
+    this.#c.tokens?.track("releasing", token, request);
+    const answer = await within(request, patience, answerLate).catch((): typeof TIMED_OUT => TIMED_OUT);
     if (answer !== TIMED_OUT) return this.#renewed(sentAt, answer);
     if (answeredLate) return;
     // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.

@@ -18,15 +18,15 @@ export interface TokenGate {
   trying(): () => void;
 }
 
-/** Requests about one token that the other kind must wait for: a try's, or a release's. */
+/** Requests about one token that the other kind must wait for: a try's, or a release's (or a renewal's). */
 type Kind = "trying" | "releasing";
 
 /**
  * The leases of caller-chosen tokens (`uuid`) on one Lock or Semaphore, and their requests in flight. One
  * token is one hold: a newer lease takes it over from an older one not released (`Lease.retire`). A release
- * and a same-token try never overlap: a try waits for a release in flight, and a release for a try in flight
- * (until the lease it made is registered, so that the release finds its own lease retired), lest the release
- * end the hold the try confirmed. Between tries nothing waits. Held weakly: a lease nobody can release any
+ * and a same-token try never overlap: a try waits for a release (or renewal) in flight, and a release for a
+ * try in flight (until the lease it made is registered, so that the release finds its own lease retired),
+ * lest the release end the hold the try confirmed, or the renewal confirm a hold the try's undo must free. Between tries nothing waits. Held weakly: a lease nobody can release any
  * more is forgotten. Random tokens never recur, so are not kept.
  */
 export class TokenLeases {

@@ -582,3 +582,28 @@ describe("a same-uuid acquisition waiting on a release that Redis never answers"
     },
   );
 });
+
+// A renewal of a released lease, slow on the wire, landing after a same-uuid try (review of 2026-12-03): a
+// renewal that finds the token holding confirms the hold, so the try's undo, when its caller gave up on
+// it, no longer freed the lock: held a lease for nobody. A same-uuid try here waits for the renewal too.
+describe.each([
+  ["Lock", Lock],
+  ["FairLock", FairLock],
+])("%s: a renewal in flight when the lease is released, then the uuid again", (_name, Kind) => {
+  it("the renewal lands before the next try of the uuid, whose undo then frees the lock", async () => {
+    const { faulty, direct, passThrough } = wire();
+    const id = uniqueId("held-uuid-stale-renewal");
+    const uuid = crypto.randomUUID();
+    const lock = new Kind({ id, redis: faulty, lease: 4_000, autoExtend: { interval: 200 } });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    passThrough.faults.delayNext(1, 1_500); // the first renewal, sent at 200 ms, reaches Redis at 1.7 s
+    await pause(300);
+    expect(await lock.release()).toBe(true);
+    passThrough.faults.delayRepliesNext(1, 2_000); // the next try runs, its answer comes too late
+    await lock.acquire({ uuid, timeout: 300 }).catch(() => false);
+    await pause(2_500);
+    await lock.pending;
+    expect(await direct.get(id)).toBeNull();
+    expect(await new Kind({ id, redis: direct }).acquire({ retry: { attempts: 1 } })).toBe(true);
+  });
+});
