@@ -9,6 +9,8 @@ import { TRIES } from "../scripts/tries";
 // The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
 // (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the recent releases' ids
 // (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo or leave frees a permit only once all on its list were abandoned.
+// Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
+// was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -31,6 +33,9 @@ local function holding(token, known)
     end
   end
   return nil
+end
+local function bury(ids)
+  redis.call("HSET", receipts, "x", buried(redis.call("HGET", receipts, "x"), 24, ids))
 end
 local function dequeue(...)
   redis.call("ZREM", queue, ...)
@@ -64,6 +69,9 @@ export const takePermit = defineScript(
   TRIES,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
+if tried(redis.call("HGET", receipts, "x") or "", ARGV[2]) then
+  return {0, 0, 0, 0}
+end
 local first, last = 6, #KEYS
 local only = tonumber(ARGV[10])
 if only > 0 then
@@ -196,8 +204,13 @@ for i = 6, #KEYS do
   end
 end
 if not held then
+  if matching and ARGV[6] == "" then
+    bury(id .. "!")
+    keep(receipts, 30000)
+  end
   return 0
 end
+bury(redis.call("HGET", receipts, held - 5) or id)
 redis.call("DEL", KEYS[held])
 frees = frees + 1
 holds[token] = holds[token] - 1
@@ -252,7 +265,7 @@ if remaining == -1 or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2])
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[at], target)
-redis.call("HSET", receipts, at - 5, ARGV[2])
+redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 8, ARGV[2]))
 keep(receipts, math.max(target, 30000))
 return {1, target}
 `,
@@ -282,6 +295,9 @@ local remaining = redis.call("PTTL", KEYS[at])
 if remaining >= 0 and remaining < lease then
   redis.call("PEXPIRE", KEYS[at], lease)
   remaining = lease
+end
+if lease > 0 then
+  keep(receipts, remaining)
 end
 return {1, remaining, at - 5}
 `,

@@ -10,18 +10,22 @@ const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
 // they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
-const TAKE = `${TRIES}local holder = redis.call("GET", KEYS[1])
+// While the lock is free the grant names the tries that must take nothing: a released hold's, and undone ones
+// that had not arrived (a copy its client gave up on may still come), for 30 s.
+const TAKE = `${TRIES}local holder, grant = redis.call("GET", KEYS[1]), redis.call("GET", KEYS[2])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
+end
+if not holder and grant and tried(grant, ARGV[2]) then
+  return {0, 0}
 end
 if not holder then
   redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
 elseif redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
   redis.call("PEXPIRE", KEYS[1], ARGV[3])
 end
-local grant = redis.call("GET", KEYS[2])
 if not holder then
-  redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
+  redis.call("SET", KEYS[2], buried(grant, 8, ARGV[2]), "PX", ARGV[3])
 elseif grant then
   local listed = confirmed(grant, ARGV[2])
   if listed ~= grant then
@@ -73,7 +77,8 @@ return {1, fence}
 
 /**
  * Deletes the lock if it holds this token, announcing it; the receipt keeps its call id 30 s, so a re-run
- * answers 1. An undo (ARGV[3] "1") marks try ARGV[2] in the grant, deleting the lock once all were abandoned.
+ * answers 1. An undo (ARGV[3] "1") marks try ARGV[2] in the grant, deleting the lock once all were abandoned;
+ * while the lock is free, it names a try that had not arrived. The grant stays 30 s, naming tries to refuse.
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
@@ -81,10 +86,12 @@ return {1, fence}
 export const releaseLock = defineScript(
   "release",
   TRIES,
-  `local undo = ARGV[3] == "1"
+  `local undo, grant = ARGV[3] == "1", redis.call("GET", KEYS[3])
 if undo then
-  local grant = redis.call("GET", KEYS[3])
   if not grant or not tried(grant, ARGV[2]) then
+    if redis.call("EXISTS", KEYS[1]) == 0 then
+      redis.call("SET", KEYS[3], buried(grant, 15, ARGV[2] .. "!"), "PX", 30000)
+    end
     return 0
   end
   local marked, left = abandon(grant, ARGV[2])
@@ -98,7 +105,10 @@ end
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0
 end
-redis.call("DEL", KEYS[1], KEYS[3])
+redis.call("DEL", KEYS[1])
+if grant then
+  redis.call("SET", KEYS[3], grant, "PX", 30000)
+end
 if not undo then
   redis.call("SET", KEYS[2], ARGV[2], "PX", 30000)
 end
@@ -109,13 +119,15 @@ return 1
 
 /**
  * Adds ms to the lease while this token holds; its call id becomes the receipt, so a re-run adds nothing. It
- * names itself in the grant: whoever extends holds now, and an earlier try's undo must not free it.
+ * heads the grant, the tries before it marked abandoned: whoever extends holds now, an earlier try's undo
+ * must not free it, and the tries' late copies must still take nothing once the lock is free.
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing)
  * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone), else {0, -2}.
  */
 export const extendLock = defineScript(
   "extend",
+  TRIES,
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}
 end
@@ -126,7 +138,7 @@ end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[1], target)
 redis.call("SET", KEYS[2], ARGV[2], "PX", 30000)
-redis.call("SET", KEYS[3], ARGV[2], "PX", target)
+redis.call("SET", KEYS[3], buried(redis.call("GET", KEYS[3]), 8, ARGV[2]), "PX", target)
 return {1, target}
 `,
 );
@@ -134,24 +146,28 @@ return {1, target}
 /**
  * Auto-extend's renewal and status check: while this token holds, at least ARGV[2] ms remain, never less than
  * left. Compared in Lua: the HTTP client JSON-parses replies ("123" becomes a number). Safe to run twice.
- * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): the grant goes, so no undo of
- * a try abandoned earlier frees the hold, as after an extend; unless ARGV[2] is -1, which only looks.
+ * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): the grant gains `*`, which no
+ * undo frees, so no undo of a try abandoned earlier frees the hold, as after an extend; unless ARGV[2] is -1,
+ * which only looks. The grant lives as long as the key, to name the hold's tries once it is released.
  * KEYS[2]  grant key
  * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing)
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
 export const renewLock = defineScript(
   "renew",
+  TRIES,
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}
 end
 local remaining, lease = redis.call("PTTL", KEYS[1]), tonumber(ARGV[2])
-if lease >= 0 then
-  redis.call("DEL", KEYS[2])
-end
 if remaining >= 0 and remaining < lease then
   redis.call("PEXPIRE", KEYS[1], lease)
   remaining = lease
+end
+local grant = redis.call("GET", KEYS[2])
+if grant and lease >= 0 then
+  local marked = tried(grant, "*") and grant or grant .. " *"
+  redis.call("SET", KEYS[2], marked, "PX", math.max(1, remaining, redis.call("PTTL", KEYS[2])))
 end
 return {1, remaining}
 `,

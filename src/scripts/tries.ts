@@ -3,8 +3,12 @@
  * space-separated, of the tries that took or confirmed it, each marked `!` once its undo came. An undo frees
  * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
  * took the hold may still have it. A list of 16 becomes `*`, which no undo frees (the hold ends with its
- * lease or a release). An extend or release starts a new list. `tried(list, id)`; `confirmed(list, id)`: the
- * list with `id` on it; `abandon(list, id)`: it with `id` marked, and whether any try is unabandoned.
+ * lease or a release). An extend starts a new list; a renewal or status check adds `*`; once the hold is
+ * freed the list stays 30 s, naming tries whose late copies must take nothing. `tried(list, id)`;
+ * `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`, then up to `most`
+ * whole entries of `list` marked `!` (a new hold's list that still names the tries of the last, whose late
+ * copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id` marked, and whether
+ * any try is unabandoned.
  */
 export const TRIES = `local function tried(list, id)
   local padded = " " .. list .. " "
@@ -14,6 +18,16 @@ local function confirmed(list, id)
   if tried(list, id) then return list end
   if select(2, string.gsub(list, " ", "")) >= 15 then return "*" end
   return list .. " " .. id
+end
+local function buried(list, most, first)
+  local marked = {first}
+  for id in string.gmatch(list or "", "%S+") do
+    if #marked > most then break end
+    if id ~= "*" then
+      marked[#marked + 1] = string.sub(id, -1) == "!" and id or id .. "!"
+    end
+  end
+  return table.concat(marked, " ")
 end
 local function abandon(list, id)
   local marked = string.gsub(" " .. list .. " ", " " .. string.gsub(id, "%p", "%%%0") .. " ", " " .. id .. "! ")

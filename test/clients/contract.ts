@@ -211,10 +211,13 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await undo("owner", "t2")).toBe(0);
   expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   expect(await release("owner", "r2")).toBe(1);
-  // The release took the grant with the key, and left its call id as the receipt.
-  const [keyGone, grantGone, releaseReceipt] = await lives();
-  expect([keyGone, grantGone]).toEqual([-2, -2]);
+  // The release took the key, kept the grant 30 s (its tries must take nothing: a copy of one its client
+  // gave up on may still arrive), and left its call id as the receipt.
+  const [keyGone, grantKept, releaseReceipt] = await lives();
+  expect(keyGone).toBe(-2);
+  expectJustSet(grantKept, RECEIPT_MS);
   expectJustSet(releaseReceipt, RECEIPT_MS);
+  expect(await take("owner", "x1")).toEqual([0, 0]);
   // A re-run of the same release answers the same from its receipt, even once another token took
   // the lock (its try wrote the grant, not the receipt), and leaves the new holder holding.
   expect(await release("owner", "r2")).toBe(1);
@@ -230,8 +233,30 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await take("owner", "t4")).toEqual([1]);
   expect(await undo("owner", "t4")).toBe(1);
   expect(await holds("owner")).toEqual([0, -2]);
-  expect((await lives()).slice(0, 2)).toEqual([-2, -2]);
   expect(await undo("owner", "t4")).toBe(0);
+  // A copy of an undone or released try that arrives late takes nothing while the lock is free; an undo
+  // of a try that has not arrived names it so. A new try takes the lock, and the list starts anew.
+  expect(await take("owner", "t4")).toEqual([0, 0]);
+  expect(await undo("owner", "t4-unsent")).toBe(0);
+  expectJustSet((await lives())[1], RECEIPT_MS);
+  expect(await take("owner", "t4-unsent")).toEqual([0, 0]);
+  expect(await take("owner", "t4")).toEqual([0, 0]);
+  expect(await holds("owner")).toEqual([0, -2]);
+  expect(await take("owner", "t4b")).toEqual([1]);
+  expect(await release("owner", "r4b")).toBe(1);
+  expect(await take("owner", "t4b")).toEqual([0, 0]);
+  expect(await holds("owner")).toEqual([0, -2]);
+  // The next hold's list (and an extend's) still names them, marked abandoned: they hold nothing, so an
+  // undo of its own try frees it, and once it is free again their copies still take nothing.
+  expect(await undo("ghost", "g1")).toBe(0);
+  expect(await take("owner", "t4c")).toEqual([1]);
+  expect(await undo("owner", "t4c")).toBe(1);
+  expect(await take("ghost", "g1")).toEqual([0, 0]);
+  expect(await take("owner", "t4d")).toEqual([1]);
+  expect(await extend("owner", "x4d", 1_000)).toEqual([1, expect.any(Number)]);
+  expect(await release("owner", "r4d")).toBe(1);
+  expect(await take("owner", "t4d")).toEqual([0, 0]);
+  expect(await take("ghost", "g1")).toEqual([0, 0]);
   // A later try of the same token makes an undo of the earlier one a no-op.
   expect(await take("owner", "t5")).toEqual([1]);
   expect(await take("owner", "t6")).toEqual([1]);
@@ -292,6 +317,17 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await undo("owner", "t11")).toBe(0);
   expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   expect(await release("owner", "r10")).toBe(1);
+  expect(await take("owner", "t11")).toEqual([0, 0]);
+  // A renewal keeps the grant as long as the key, so a hold renewed past its first lease still names its
+  // tries once released.
+  expect(await take("owner", "t12")).toEqual([1]);
+  const [, renewedTo] = (await renew("owner", 3 * LEASE_MS)) as number[];
+  expectJustSet(renewedTo, 3 * LEASE_MS);
+  expectJustSet((await lives())[1], 3 * LEASE_MS);
+  expect(await release("owner", "r12")).toBe(1);
+  expect(await take("owner", "t12")).toEqual([0, 0]);
+  expect(await take("owner", "t13")).toEqual([1]);
+  expect(await release("owner", "r13")).toBe(1);
 }
 
 /**
@@ -629,6 +665,22 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   const [, sAgain] = (await extend("s", "xs", 1_000)) as number[];
   expect(sAgain).toBeLessThanOrEqual(sExtendedTo as number);
   expect(await release("s", "rs")).toBe(1);
+  // A copy of a released try, or of an undone one that had not arrived (its client gave up on it), takes
+  // nothing and joins no line; a renewal keeps the receipts as long as the permit, which names its tries.
+  expect(await take("s", { nonce: "xs" })).toEqual([0, 0, 0, 0]);
+  expect(await take("g", { nonce: "g1" })).toEqual([1, 1]);
+  expect(await renew("g", 3 * LEASE_MS)).toEqual([1, 3 * LEASE_MS, 1]);
+  expectJustSet((await lifetimes(run, [store.receipts]))[0], 3 * LEASE_MS);
+  expect(await release("g", "rg")).toBe(1);
+  expect(await take("g", { nonce: "g1" })).toEqual([0, 0, 0, 0]);
+  expect(await undo("u", "u-unsent")).toBe(0);
+  expect(await take("u", { nonce: "u-unsent", fair: true })).toEqual([0, 0, 0, 0]);
+  expect(await inLine()).toBe(0);
+  expect(await take("u", { nonce: "u2" })).toEqual([1, 1]);
+  // An extend heads the permit's list, the tries before it kept (abandoned) for once it is freed.
+  expect(await extend("u", "xu", 1_000)).toEqual([1, expect.any(Number)]);
+  expect(await release("u", "ru")).toBe(1);
+  expect(await take("u", { nonce: "u2" })).toEqual([0, 0, 0, 0]);
 }
 
 /**

@@ -67,6 +67,17 @@ describe("startPassThrough", () => {
     expect(await counter(key)).toEqual({ result: "2" });
   });
 
+  it("ghostNext: the client's connection is cut and it re-sends, yet the first copy still runs, later", async () => {
+    const key = keyPrefix("ghost");
+    const { url, token } = viaPassThrough();
+    const redis = new Redis({ url, token, enableTelemetry: false, retry: { retries: 1, backoff: () => 10 } });
+    passThrough.faults.ghostNext(1, 300);
+    expect(await redis.incr(key)).toBe(1); // the re-sent copy
+    expect(await counter(key)).toEqual({ result: "1" });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await counter(key)).toEqual({ result: "2" }); // the first copy arrived after all
+  });
+
   it("refuse: sockets are destroyed before anything is forwarded", async () => {
     const key = keyPrefix("refuse");
     passThrough.faults.refuse();

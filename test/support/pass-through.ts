@@ -48,6 +48,11 @@ export interface PassThroughFaults {
    * while its caller, still waiting for the reply, gave up on it.
    */
   delayRepliesNext(count: number, ms: number): void;
+  /**
+   * Cut the client's connection on each of the next `count` requests at once (a retrying client re-sends it),
+   * yet forward it `ms` later, its answer going nowhere: a copy the client gave up on that still arrives.
+   */
+  ghostNext(count: number, ms: number): void;
   /** Destroy the sockets of the next `count` requests without forwarding them (default: every request). */
   refuse(count?: number): void;
   /** Answer the next `count` requests with 503 and a JSON error body, without forwarding them. */
@@ -94,6 +99,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
   const delays: number[] = [];
   const replyDelays: number[] = [];
+  const ghosts: number[] = [];
 
   const takeFault = (): Fault => {
     for (const fault of ["refuse", "status5xx", "drop"] as const) {
@@ -121,6 +127,14 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
     if (fault === "status5xx") {
       counter.answered(path, false);
       sendJson(res, 503, { error: "pass-through: injected 503" });
+      return;
+    }
+    const ghost = ghosts.shift();
+    if (ghost !== undefined) {
+      counter.answered(path, false);
+      req.socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, ghost));
+      await forward(req, body, target, agent).catch(() => undefined);
       return;
     }
     const wait = pending.latencyMs + delay;
@@ -168,6 +182,9 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       delayRepliesNext: (count, ms) => {
         for (let index = 0; index < count; index++) replyDelays.push(ms);
       },
+      ghostNext: (count, ms) => {
+        for (let index = 0; index < count; index++) ghosts.push(ms);
+      },
       refuse: (count = Number.POSITIVE_INFINITY) => {
         pending.refuse += count;
       },
@@ -178,6 +195,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
         Object.assign(pending, { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 });
         delays.length = 0;
         replyDelays.length = 0;
+        ghosts.length = 0;
       },
     },
     close: async () => {
