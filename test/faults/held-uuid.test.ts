@@ -64,16 +64,32 @@ describe("two leases of one uuid on one Lock", () => {
     const earlierFinished = new Promise<void>((resolve) => {
       earlierDone = resolve;
     });
-    const earlier = lock.runExclusive(() => earlierFinished, { uuid });
-    await pause(50);
+    // Each waits until its lease holds (work started), not a fixed time: acquiring may be slow under load.
+    let earlierHolds!: () => void;
+    const earlierHeld = new Promise<void>((resolve) => {
+      earlierHolds = resolve;
+    });
+    const earlier = lock.runExclusive(
+      () => {
+        earlierHolds();
+        return earlierFinished;
+      },
+      { uuid },
+    );
+    await earlierHeld;
+    let laterHolds!: () => void;
+    const laterHeld = new Promise<void>((resolve) => {
+      laterHolds = resolve;
+    });
     const later = lock.runExclusive(
       (signal) =>
         new Promise<boolean>((resolve) => {
           finishLater = () => resolve(signal.aborted);
+          laterHolds();
         }),
       { uuid },
     );
-    await pause(50);
+    await laterHeld;
     earlierDone();
     await earlier;
     // The later one still works: the key is still its, and nobody else gets in.
@@ -92,15 +108,20 @@ describe("two leases of one uuid on one Lock", () => {
     const lock = new Lock({ id, redis, lease: 10_000, onLost: (error) => lost.push(error.reason) });
     let earlierSignal: AbortSignal | undefined;
     let finishEarlier!: () => void;
+    let earlierHolds!: () => void;
+    const earlierHeld = new Promise<void>((resolve) => {
+      earlierHolds = resolve;
+    });
     const earlier = lock.runExclusive(
       (signal) =>
         new Promise<void>((resolve) => {
           earlierSignal = signal;
           finishEarlier = resolve;
+          earlierHolds(); // holding: acquiring may take longer than any fixed pause under load
         }),
       { uuid },
     );
-    await pause(50);
+    await earlierHeld;
     await lock.runExclusive(async () => {}, { uuid });
     expect(await redis.exists(id)).toBe(0);
     expect(earlierSignal?.aborted).toBe(true);
