@@ -48,7 +48,9 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
         ...store,
         waiter(_token, plan) {
           const able = plan.wakeOnRelease ? targets.flatMap((target) => target.events() ?? []) : [];
-          return able.length > 0 ? combined(able).waiter(plan) : undefined;
+          return able.length >= majorityOf(clients.length)
+            ? combined(able, clients.length).waiter(plan)
+            : undefined;
         },
       };
     },
@@ -64,7 +66,7 @@ function quorumStore(
   background: Background,
   permits: number,
 ): LockStore {
-  const majority = Math.floor(members.length / 2) + 1;
+  const majority = majorityOf(members.length);
   /** By token: each member's take of the last round, which a release of that token must follow. */
   const takes = new Map<string, readonly Promise<unknown>[]>();
   /** By token: each member's release still in flight, which a take of that token must follow. */
@@ -208,7 +210,8 @@ function quorumStore(
       const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
       background.add(take.then((result) => (result.kind === "held" ? undefined : undo()), undo));
     });
-    if (failures(answers).length > members.length - majority) throw failed("acquire", answers);
+    // Failed members that could have made the majority decided it: an outage, as `vote` rules.
+    if (ayes + failures(answers).length >= majority) throw failed("acquire", answers);
     const waits = answers.flatMap((answer) =>
       answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
     );
@@ -254,11 +257,19 @@ function quorumStore(
   };
 }
 
-/** Every member's announcements: a release is announced on each; the first active subscription decides. */
-function combined(all: readonly LockEvents[]): LockEvents {
+const majorityOf = (members: number) => Math.floor(members / 2) + 1;
+
+/**
+ * The members' announcements as the quorum's: the n-th release (or acquisition) is the lock's once a majority
+ * of members announced n since listening began. One member's alone is none of the lock's (a round's take of a
+ * minority undone, a stray hold), and would wake a wait to no purpose: a round taking a free member beside a
+ * majority holder, then undoing it, would wake itself again and again. Covered once a majority listens.
+ */
+function combined(all: readonly LockEvents[], members: number): LockEvents {
+  const majority = majorityOf(members);
   const events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(events, plan),
-    active: () => all.some((each) => each.active()),
+    active: () => all.filter((each) => each.active()).length >= majority,
     listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined> {
       const stopAll = new AbortController();
       signal.addEventListener("abort", () => stopAll.abort(), { once: true });
@@ -267,17 +278,32 @@ function combined(all: readonly LockEvents[]): LockEvents {
         stopAll.abort();
         for (const each of stops.splice(0)) each();
       };
+      const heard = all.map(() => ({ released: 0, acquired: 0 }));
+      const passed = { released: 0, acquired: 0 };
+      const hear = (member: number) => (event: FeedEvent) => {
+        if (event !== "released" && event !== "acquired") return onEvent(event);
+        (heard[member] as typeof passed)[event] += 1;
+        const nth = passed[event] + 1;
+        if (heard.filter((counts) => counts[event] >= nth).length < majority) return;
+        passed[event] = nth;
+        onEvent(event);
+      };
       return new Promise((resolve) => {
         let pending = all.length;
-        for (const each of all) {
-          void each.listen(onEvent, stopAll.signal).then((listening) => {
+        let since = Number.NEGATIVE_INFINITY;
+        for (const [member, each] of all.entries()) {
+          void each.listen(hear(member), stopAll.signal).then((listening) => {
             pending -= 1;
             if (listening && stopAll.signal.aborted) listening.stop();
             else if (listening) {
               stops.push(() => listening.stop());
-              resolve({ stop, since: listening.since });
+              since = Math.max(since, listening.since);
+              if (stops.length === majority) resolve({ stop, since });
             }
-            if (pending === 0 && stops.length === 0) resolve(undefined);
+            if (pending === 0 && stops.length < majority) {
+              stop();
+              resolve(undefined);
+            }
           });
         }
       });

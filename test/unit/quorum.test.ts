@@ -2,6 +2,7 @@
 // member's release follows its take, and how majorities decide. Real servers: test/quorum, test/clients.
 import { describe, expect, it, vi } from "vitest";
 import { Background } from "../../src/background";
+import { LockRedisError } from "../../src/errors";
 import { resolveLockSettings } from "../../src/options";
 import { quorum } from "../../src/quorum";
 import type { LockStore, StoreMaker, Take, TakeRequest } from "../../src/store";
@@ -67,14 +68,23 @@ describe("a round", () => {
       member(() => new Promise((resolve) => (late = resolve))),
     ];
     const { store, background } = build(all);
-    // No majority either way until the silent member answers: it is waited for a third of the lease.
-    const result = await store.take(request("n1", 300));
-    expect(result).toMatchObject({ kind: "held", pttl: 500 });
+    // No majority either way until the silent member answers: it is waited for a third of the lease. It
+    // could have made the majority: an outage, not contention.
+    const failure = await store.take(request("n1", 300)).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(LockRedisError);
+    expect((failure as LockRedisError).instances?.map(({ instance }) => instance)).toEqual([2]);
     late(granted);
     await background.pending;
     expect(all[0]?.log).toEqual(["take n1", "undo n1"]);
     expect(all[1]?.log).toEqual(["take n1"]);
     expect(all[2]?.log).toEqual(["take n1", "undo n1"]);
+  });
+});
+
+describe("a round's failure", () => {
+  it("is contention when the refusals make a majority, the silent member then immaterial", async () => {
+    const { store } = build([member(async () => held), member(async () => held), member(never)]);
+    expect(await store.take(request("n1", 300))).toMatchObject({ kind: "held", pttl: 500 });
   });
 });
 

@@ -1,0 +1,76 @@
+// What one member says is not what the quorum says (review of 2026-12-03). A waiter's round that takes a free
+// member beside a majority holder is undone there, and the undo announces a release on that member: heard as
+// the lock's, it woke the waiter again within a few round trips, round after round (hundreds of tries in 3 s
+// instead of polling's seven). And a round that one member refused, one granted and one could not answer was
+// called contention, though the silent member decided it.
+import type { Redis as IoRedis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { enableWakeUps, Lock, LockAcquisitionError, LockRedisError, quorum } from "../../src/index";
+import { eventChannel } from "../../src/keys";
+import { uniqueId } from "../support/redis";
+import { useMembers } from "./support/members";
+
+const members = useMembers(3);
+
+/** Counts the "acquired" announcements of lock `id` on `member`: one per try that took the key there. */
+async function countTakes(member: IoRedis, id: string): Promise<{ readonly takes: () => number }> {
+  let takes = 0;
+  member.on("message", (_channel: string, message: string) => {
+    if (message === "acquired") takes += 1;
+  });
+  await member.subscribe((await eventChannel(id)) as string);
+  return { takes: () => takes };
+}
+
+describe("quorum with wake-ups: a holder on a majority, the third member free", () => {
+  it("a waiter is not woken by its own rounds, and is woken by the holder's release", async () => {
+    const [first, ...rest] = members.connect(3);
+    const redis = quorum([first as IoRedis, ...rest]);
+    enableWakeUps(redis);
+    const id = uniqueId("quorum-self-wake");
+    const holder = new Lock({ id, redis, lease: 30_000 });
+    expect(await holder.acquire()).toBe(true);
+    // Member 0 forgets the hold (restarted without persistence): members 1 and 2 still hold it.
+    await (first as IoRedis).del(id);
+    const [subscriber] = members.connect(1);
+    const counter = await countTakes(subscriber as IoRedis, id);
+
+    const waiter = new Lock({ id, redis, lease: 30_000 });
+    const polling = { retry: { attempts: Number.POSITIVE_INFINITY, delay: 500, maxDelay: 1_000 } };
+    expect(await waiter.acquire({ ...polling, timeout: 3_000 })).toBe(false);
+    // Polling every 500 ms for 3 s tries about 7 times; each try takes member 0 (and is undone).
+    expect(counter.takes()).toBeGreaterThan(0);
+    expect(counter.takes()).toBeLessThan(15);
+
+    // The holder's release is announced on a majority: it wakes a wait whose next poll is 20 s away.
+    const acquiring = waiter.acquire({ retry: { attempts: 100, delay: 20_000 }, timeout: 40_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
+    expect(await acquiring).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(15_000);
+    expect(await waiter.release()).toBe(true);
+  }, 60_000);
+});
+
+describe("quorum acquire: one member refuses, one grants, one is frozen", () => {
+  it("fails as an outage, the frozen member named: it could have made the majority", async () => {
+    const [first, ...rest] = members.connect(3);
+    const redis = quorum([first as IoRedis, ...rest]);
+    const id = uniqueId("quorum-outage-mix");
+    const warm = new Lock({ id: `${id}:warm`, redis });
+    expect(await warm.acquire()).toBe(true);
+    expect(await warm.release()).toBe(true);
+    // Another token on member 0 alone (a single-server lock on it): no majority holds the lock.
+    expect(await new Lock({ id, redis: first as IoRedis, lease: 30_000 }).acquire()).toBe(true);
+    members.servers()[1]?.freeze();
+
+    const lock = new Lock({ id, redis, lease: 3_000, retry: { attempts: 1 } });
+    const error = await lock.acquireOrThrow().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as LockAcquisitionError).reason).toBe("redis-error");
+    expect((error as LockAcquisitionError).cause).toBeInstanceOf(LockRedisError);
+    expect((error as LockAcquisitionError).instances?.map((failure) => failure.instance)).toEqual([1]);
+    await expect(lock.acquire()).rejects.toBeInstanceOf(LockRedisError);
+  }, 60_000);
+});
