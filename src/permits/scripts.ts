@@ -55,6 +55,7 @@ end
  * last try. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
  * confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
+ * A new hold is announced ("acquired"); a confirmed one is not: a waiter that heard a release must still try.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key as Redis
  *          sees it: ioredis's keyPrefix included)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
@@ -142,7 +143,9 @@ keep(receipts, tonumber(ARGV[3]))
 if fair then
   dequeue(member)
 end
-redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "acquired")
+if slot ~= mine then
+  redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "acquired")
+end
 local fence = nil
 if ARGV[11] == "count" then
   fence = redis.call("INCR", KEYS[4])
@@ -163,7 +166,8 @@ return {1, slot - 5, fence}
  * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request, and
  * tells it alone: "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
  * ARGV[2] on the permit's list, freeing it once all were abandoned (as {@link releaseLock}); a leave
- * (ARGV[6]) frees one handed the waiter.
+ * (ARGV[6]) frees one handed the waiter. A leave that frees nothing while a permit is free and others wait
+ * announces a release: the waiter it stood ahead of may be first now (its try was slow, or it gave up).
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
@@ -207,6 +211,9 @@ if not held then
   if matching and ARGV[6] == "" then
     bury(id .. "!")
     keep(receipts, 30000)
+  end
+  if ARGV[6] ~= "" and fair and frees > 0 and redis.call("ZCARD", queue) > 0 then
+    redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "released")
   end
   return 0
 end

@@ -2,11 +2,26 @@ import { defineScript } from "./script";
 import { TRIES } from "./tries";
 
 // A plain lock's scripts: its key holds the token (as in 0.2), its grant key the tries that took or confirmed
-// it (`tries.ts`), its receipt key the last release or extend call (as in 0.3), so a re-sent one answers as
-// its first run did. All keys share a hash slot; Lua stays comment-free (it ships in bundles).
+// it (`tries.ts`), its receipt key the recent release and extend calls, so a re-sent one answers as its
+// first run did. All keys share a hash slot; Lua stays comment-free (it ships in bundles).
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
 const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
+// The receipt lists the last 32 release and extend call ids (newest first), as a permit's releases are kept:
+// a re-sent call finds its own first run among later ones (one other release and the token taken again
+// elsewhere in between made a re-sent release delete that newer hold).
+const RECEIPT = `local function receipted(id)
+  return tried(redis.call("GET", KEYS[2]) or "", id)
+end
+local function receipt(id)
+  local recent = {id}
+  for each in string.gmatch(redis.call("GET", KEYS[2]) or "", "%S+") do
+    if #recent == 32 then break end
+    recent[#recent + 1] = each
+  end
+  redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", 30000)
+end
+`;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
 // they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
@@ -32,13 +47,16 @@ elseif grant then
     redis.call("SET", KEYS[2], listed, "PX", math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3])))
   end
 end
-redis.call("PUBLISH", ${CHANNEL}, "acquired")
+if not holder then
+  redis.call("PUBLISH", ${CHANNEL}, "acquired")
+end
 `;
 
 /**
  * Takes the lock when free, or confirms it when it holds this token already (a re-run whose reply was lost,
  * or a token chosen again): the lease restarts from now (never shortened), and the grant lists this try. A
- * success is announced, so waiters woken by a release stand down.
+ * new hold is announced, so waiters woken by a release stand down; a confirmed one is not (no permit was
+ * taken: a waiter that heard a release must still try).
  * KEYS[2]  grant key; KEYS[3] fencing counter key (with fencing)
  * ARGV[2]  request id, unique per try; ARGV[3] lease, ms
  * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
@@ -76,8 +94,8 @@ return {1, fence}
 );
 
 /**
- * Deletes the lock if it holds this token, announcing it; the receipt keeps its call id 30 s, so a re-run
- * answers 1. An undo (ARGV[3] "1") marks try ARGV[2] in the grant, deleting the lock once all were abandoned;
+ * Deletes the lock if it holds this token, announcing it; the receipt lists its call id 30 s, so a re-run
+ * answers 1 (while fewer than 32 releases and extends came between). An undo (ARGV[3] "1") marks try ARGV[2] in the grant, deleting the lock once all were abandoned;
  * while the lock is free, it names a try that had not arrived. The grant stays 30 s, naming tries to refuse.
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
@@ -86,6 +104,7 @@ return {1, fence}
 export const releaseLock = defineScript(
   "release",
   TRIES,
+  RECEIPT,
   `local undo, grant = ARGV[3] == "1", redis.call("GET", KEYS[3])
 if undo then
   if not grant or not tried(grant, ARGV[2]) then
@@ -99,7 +118,7 @@ if undo then
     redis.call("SET", KEYS[3], marked, "PX", math.max(1, redis.call("PTTL", KEYS[3])))
     return 0
   end
-elseif redis.call("GET", KEYS[2]) == ARGV[2] then
+elseif receipted(ARGV[2]) then
   return 1
 end
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
@@ -110,7 +129,7 @@ if grant then
   redis.call("SET", KEYS[3], grant, "PX", 30000)
 end
 if not undo then
-  redis.call("SET", KEYS[2], ARGV[2], "PX", 30000)
+  receipt(ARGV[2])
 end
 redis.call("PUBLISH", ${CHANNEL}, "released")
 return 1
@@ -118,7 +137,7 @@ return 1
 );
 
 /**
- * Adds ms to the lease while this token holds; its call id becomes the receipt, so a re-run adds nothing. It
+ * Adds ms to the lease while this token holds; its call id heads the receipt, so a re-run adds nothing. It
  * heads the grant, the tries before it marked abandoned: whoever extends holds now, an earlier try's undo
  * must not free it, and the tries' late copies must still take nothing once the lock is free.
  * KEYS[2]  receipt key; KEYS[3] grant key
@@ -128,16 +147,17 @@ return 1
 export const extendLock = defineScript(
   "extend",
   TRIES,
+  RECEIPT,
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[1])
-if remaining == -1 or redis.call("GET", KEYS[2]) == ARGV[2] then
+if remaining == -1 or receipted(ARGV[2]) then
   return {1, remaining}
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[1], target)
-redis.call("SET", KEYS[2], ARGV[2], "PX", 30000)
+receipt(ARGV[2])
 redis.call("SET", KEYS[3], buried(redis.call("GET", KEYS[3]), 8, ARGV[2]), "PX", target)
 return {1, target}
 `,

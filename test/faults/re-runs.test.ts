@@ -111,6 +111,29 @@ describe("a re-sent release after a takeover", () => {
   });
 });
 
+// Review of 2026-12-03: the lock's receipt named only the last release, so one release by another owner in
+// between made a re-sent release run as a fresh one: it deleted a newer hold of its uuid made elsewhere.
+describe("a re-sent lock release after another owner's acquire and release", () => {
+  it("answers true, and leaves a new hold of its uuid elsewhere alone", async () => {
+    const id = uniqueId("rerun-lock-uuid");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: retryingClient(), lease: 10_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    await lock.extend(1); // the scripts are cached: the dropped send is EVALSHA
+    wire().passThrough.faults.dropReplies(1);
+    const releasing = within(lock.release(), 5_000, "the re-sent release");
+    // Its first run deleted the key (the reply was dropped); the re-send comes 400 ms later.
+    const other = await takeOverWhenFree(id, 2_000);
+    expect(await other.release()).toBe(true);
+    const again = new Lock({ id, redis: wire().direct, lease: 30_000 }); // the same job, started again
+    expect(await again.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
+    expect(await releasing).toBe(true);
+    expect(await again.getStatus()).toBe("ACQUIRED");
+    expect(await wire().direct.get(id)).toBe(uuid);
+    expect(await again.release()).toBe(true);
+  });
+});
+
 // A semaphore's releases share one receipts hash: a re-run must find its own release among others since.
 describe("a re-sent semaphore release after another permit's release", () => {
   async function releaseReRunAfterOtherRelease(label: string, uuid?: string) {

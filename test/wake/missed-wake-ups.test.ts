@@ -1,11 +1,15 @@
 // Wake-ups that used to be missed (review of 2026-12-01), each then waited for its next safety poll
 // (4 s away here): a semaphore waiter whose wake an acquisition cancelled while another freed permit
 // stayed free, and a fair waiter that ignored an unfair release because the waiters it knew to be ahead
-// had left the line, which announces nothing. Each must be woken by the release instead.
+// had left the line, which announces nothing. Each must be woken by the release instead. And (review of
+// 2026-12-03) a fair waiter behind one that left while the lock was free, and waiters that heard a holder
+// merely confirm its own hold, which cancelled their wake-up as a new hold would.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, FairLock, Lock, Semaphore } from "../../src/index";
+import { eventChannel } from "../../src/keys";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,4 +80,56 @@ describe("a fair waiter behind one that left the line", () => {
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     expect(await behind.release()).toBe(true);
   }, 20_000);
+});
+
+describe("a fair waiter behind one that leaves while the lock is free", () => {
+  it("is woken by the leave", async () => {
+    const id = uniqueId("leave-free");
+    const holder = new FairLock({ id, redis, lease: 20_000 });
+    expect(await holder.acquire()).toBe(true);
+    const inLine = (count: number) =>
+      waitUntil(async () => (await redis.zcard(`{${id}}:queue`)) >= count, `${count} in line`);
+    const leaving = new AbortController();
+    const ahead = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT })
+      .acquire({ signal: leaving.signal })
+      .catch(() => false);
+    await inLine(1);
+    const behind = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT });
+    const waiting = behind.acquire();
+    await inLine(2);
+    await pause(600); // subscribed, and covered by the subscription
+    // The holder's lease ran out (no release announced it); the first in line gives up before its next try.
+    await redis.del(id);
+    const leftAt = performance.now();
+    leaving.abort();
+    expect(await ahead).toBe(false);
+    expect(await waiting).toBe(true);
+    expect(performance.now() - leftAt).toBeLessThan(WOKEN_WITHIN_MS);
+    expect(await behind.release()).toBe(true);
+  }, 20_000);
+});
+
+describe("a take that confirms a hold of its token", () => {
+  it.each([
+    ["Lock", (id: string) => new Lock({ id, redis, lease: 20_000 })],
+    ["FairLock", (id: string) => new FairLock({ id, redis, lease: 20_000 })],
+    ["Semaphore", (id: string) => new Semaphore({ id, redis, limit: 2, lease: 20_000 })],
+  ])("%s: announces nothing (only a new hold cancels a waiter's wake-up)", async (_name, make) => {
+    const id = uniqueId("confirm-quiet");
+    const heard: string[] = [];
+    const listener = new IoRedis(server.port, "127.0.0.1");
+    try {
+      listener.on("message", (_channel: string, message: string) => heard.push(message));
+      await listener.subscribe((await eventChannel(id)) as string);
+      const uuid = crypto.randomUUID();
+      const first = make(id);
+      expect(await first.acquire({ uuid })).toBeTruthy();
+      expect(await make(id).acquire({ uuid })).toBeTruthy(); // the same job elsewhere: a confirm
+      await redis.publish((await eventChannel(id)) as string, "end-of-test");
+      await waitUntil(() => heard.includes("end-of-test"), "the last announcement");
+      expect(heard).toEqual(["acquired", "end-of-test"]);
+    } finally {
+      listener.disconnect();
+    }
+  });
 });
