@@ -918,12 +918,13 @@ export function describeLockContract(
         await using lock = await new Lock({
           id,
           redis: redis(),
-          lease: 600,
+          lease: 1_200,
           autoExtend: true,
         }).acquireOrThrow();
         // More than two leases: only the renewals keep it. (A 300 ms lease gave a quorum member
-        // 100 ms to answer, which an event-loop stall under the full suite on 2 cores outran.)
-        await pause(1_300);
+        // 100 ms to answer, which an event-loop stall under the full suite on 2 cores outran; 600 ms,
+        // 200 ms, once, with two more test runs beside the suite.)
+        await pause(2_600);
         expect(lock.signal.aborted).toBe(false);
         expect(await lock.getStatus()).toBe("ACQUIRED");
       }
@@ -1140,12 +1141,13 @@ export function describeSemaphoreContract(
           redis: redis(),
           limit: 1,
           fair,
-          lease: 600,
+          lease: 1_200,
           autoExtend: true,
         }).acquireOrThrow();
         // More than two leases: only the renewals keep it. (A 300 ms lease gave a quorum member
-        // 100 ms to answer, which an event-loop stall under the full suite on 2 cores outran.)
-        await pause(1_300);
+        // 100 ms to answer, which an event-loop stall under the full suite on 2 cores outran; 600 ms,
+        // 200 ms, once, with two more test runs beside the suite.)
+        await pause(2_600);
         expect(permit.signal.aborted).toBe(false);
         expect(await permit.getStatus()).toBe("ACQUIRED");
       }
