@@ -32,6 +32,7 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
+      readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
 
 export interface AcquisitionContext extends LeaseOwner {
@@ -83,7 +84,15 @@ export async function acquire({
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const error = why === "timeout" ? unanswered : undefined;
       const here = last === HELD_HERE;
-      return { ...base, reason: why === "spent" ? "held" : why, instances: last.failures, error, here };
+      const local = here || last === HELD_RELEASING;
+      return {
+        ...base,
+        reason: why === "spent" ? "held" : why,
+        instances: last.failures,
+        error,
+        here,
+        local,
+      };
     }
     const error =
       (why !== "no-reply" && last instanceof LockRedisError ? last : unanswered) ??

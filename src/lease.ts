@@ -61,6 +61,7 @@ export class Lease implements AsyncDisposable {
   #deadline = 0;
   #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
+  #releasing = false; // release() sent (or is about to send) its request: another sends nothing
   #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
@@ -71,6 +72,7 @@ export class Lease implements AsyncDisposable {
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
   #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
+  #heardAt = Number.NEGATIVE_INFINITY; // the send time of the newest request whose answer counted, held or not
   #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
@@ -128,23 +130,37 @@ export class Lease implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
+    const { lease } = this.#c;
+    if (!this.releasable || this.#releasing) return false;
+    // Past the lease, Redis has expired the key: the caller need not wait for the answer, nor for a same-token
+    // try in flight (below); what is left of it runs in the background.
+    const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
+    this.#releasing = true;
+    this.#end(); // released from now on: no renewal, no loss report
+    const releasing = this.#releaseAfterTries();
+    let released: boolean | typeof TIMED_OUT;
+    try {
+      released = await this.#within(releasing, limit);
+    } catch (error) {
+      this.#releasing = false; // not known released: a later release() may try again; the lease bounds the key
+      throw error;
+    }
+    if (released !== TIMED_OUT) this.#gone = true;
+    else void releasing.then(() => (this.#gone = true)).catch(() => {}); // still sent once tries settle
+    return released === TIMED_OUT ? false : released;
+  }
+
+  async #releaseAfterTries(): Promise<boolean> {
     const { store, token, lease, permit, tokens } = this.#c;
-    if (!this.releasable) return false;
-    // A same-token try in flight may take the hold over. Checked again after each wait, and not awaited
-    // when none is: a try sent in between would overlap this release.
+    // A same-token try in flight may take the hold over (this lease is then retired). Checked again after each
+    // wait, and not awaited when none is: a try sent in between would overlap this release.
     while (tokens?.settled("trying", token)) await tokens.settled("trying", token);
     if (!this.releasable) return false;
-    this.#end();
     const request = store.release(token, lease, permit);
     // A same-token try waits for the request itself, even past the lease: one sent meanwhile could take the
     // expired key again, and this request, landing after it, would delete that hold.
     tokens?.track("releasing", token, request);
-    // Past the lease, Redis has expired the key: the caller need not wait for the answer.
-    const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
-    // Not known released if this throws: a later release() may try again; the lease bounds the key.
-    const released = await this.#within(request, limit);
-    this.#gone = true;
-    return released === TIMED_OUT ? false : released;
+    return request;
   }
 
   /**
@@ -244,6 +260,10 @@ export class Lease implements AsyncDisposable {
     const answer = await this.#within(request, lease);
     if (answer === TIMED_OUT)
       throw new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, lease));
+    // An answer to a request older than one already heard (a slow reply) was true for its moment only: a
+    // late "not held" must not end a hold confirmed since, nor a late "held" start one found gone since.
+    if (sentAt < this.#heardAt) return answer.held;
+    this.#heardAt = sentAt;
     if (answer.held) this.#confirm(sentAt, answer.pttl);
     else this.lose("taken");
     return answer.held;
@@ -262,9 +282,10 @@ export class Lease implements AsyncDisposable {
     const { lease, renewInterval } = this.#c;
     const first = !this.#confirmed;
     // Newer news wins: a reply that overtook an older request's (a stalled renewal) says more of now.
-    if (this.#ended || sentAt < this.#confirmedAt) return;
+    if (this.#ended || sentAt < this.#confirmedAt || sentAt < this.#heardAt) return;
     this.#confirmed = true;
     this.#confirmedAt = sentAt;
+    this.#heardAt = sentAt;
     // No expiry (someone persisted the key) keeps the deadline known, or counts one lease from the start.
     const known = pttl < 0 && first ? lease : pttl;
     if (known >= 0) this.#deadline = sentAt + known - clockDriftAllowance(known);
@@ -330,7 +351,7 @@ export class Lease implements AsyncDisposable {
   #renewed(sentAt: number, answer: Observation): void {
     if (this.#ended) return;
     if (!answer.held) {
-      this.lose("taken");
+      if (sentAt >= this.#heardAt) this.lose("taken"); // unless a newer answer confirmed the hold since
       return;
     }
     this.#confirm(sentAt, answer.pttl);

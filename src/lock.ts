@@ -28,6 +28,7 @@ interface Turn {
 export class Lock implements AsyncDisposable {
   readonly #owner: Owner;
   #lease: Lease | undefined; // the last acquired (or seeded) lease, kept once ended so calls on it answer
+  #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
   #notHeld: AbortSignal | undefined;
 
@@ -38,14 +39,29 @@ export class Lock implements AsyncDisposable {
   constructor(config: LockCreateConfig) {
     const { fair, make } = this.storeKind();
     this.#owner = openOwner(config, fair, make);
+    const seeded = this.#owner.settings.uuid;
+    if (seeded !== undefined) this.#seed(seeded);
+  }
+
+  /** A lease of a token chosen elsewhere, unconfirmed: its first "held" answer starts it. */
+  #seed(token: string): Lease {
     const { settings, tokens } = this.#owner;
-    const seeded = settings.uuid;
-    if (seeded === undefined) return;
     this.#lease = new Lease(
-      leaseContext(this.#owner, { ...settings.plain, uuid: seeded }, seeded, 1),
+      leaseContext(this.#owner, { ...settings.plain, uuid: token }, token, 1),
       undefined,
     );
-    tokens.add(seeded, this.#lease);
+    this.#chosen = token;
+    tokens.add(token, this.#lease);
+    return this.#lease;
+  }
+
+  /**
+   * The lease calls act on. One of a chosen token that is gone (released, or found held by none or another)
+   * makes way for a fresh one, which asks Redis again, as 0.2 did: the token may hold again (taken elsewhere).
+   */
+  #current(): Lease | undefined {
+    const lease = this.#lease;
+    return lease && this.#chosen !== undefined && !lease.releasable ? this.#seed(this.#chosen) : lease;
   }
 
   /** @internal How this kind of lock keeps its key; a FairLock keeps a line beside it. */
@@ -126,7 +142,7 @@ export class Lock implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
-    return (await this.#lease?.release()) ?? false;
+    return (await this.#current()?.release()) ?? false;
   }
 
   /**
@@ -138,7 +154,7 @@ export class Lock implements AsyncDisposable {
    */
   async extend(amt: number): Promise<boolean> {
     check("amt", amt, "ms0", true);
-    return (await this.#lease?.extend(amt)) ?? false;
+    return (await this.#current()?.extend(amt)) ?? false;
   }
 
   /**
@@ -147,7 +163,7 @@ export class Lock implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async getStatus(): Promise<LockStatus> {
-    return (await this.#lease?.getStatus()) ?? "FREE";
+    return (await this.#current()?.getStatus()) ?? "FREE";
   }
 
   /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
@@ -182,6 +198,7 @@ export class Lock implements AsyncDisposable {
       if (!outcome.acquired) return outcome;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+      this.#chosen = plan.uuid;
       return outcome;
     } finally {
       if (!outcome?.acquired) mine?.end();

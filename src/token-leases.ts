@@ -6,7 +6,7 @@ export interface TokenSession {
   /** The token's lease here that holds, if any: the same holder, so the acquisition takes no turn. */
   readonly holding: Lease | undefined;
   readonly gate: TokenGate;
-  /** Ends it (also when it threw): registers `lease`, or reports `holding` lost on a refusal. */
+  /** Ends it (also when it threw): registers `lease`, or reports `holding` lost on Redis's refusal. */
   finish(outcome: Outcome | undefined, lease: Lease | undefined): void;
 }
 
@@ -70,7 +70,14 @@ export class TokenLeases {
     const finish = (outcome: Outcome | undefined, lease: Lease | undefined) => {
       try {
         if (lease) this.add(uuid, lease);
-        else if (holding && outcome && !outcome.acquired && outcome.reason !== "redis-error")
+        // Lost only if Redis named another holder: not after a wait here (for the token's renewal in flight).
+        else if (
+          holding &&
+          outcome &&
+          !outcome.acquired &&
+          outcome.reason !== "redis-error" &&
+          !outcome.local
+        )
           holding.lose("taken");
       } finally {
         for (const unmark of marks) unmark();
