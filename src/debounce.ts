@@ -1,3 +1,5 @@
+import { newCallId } from "./ids";
+import { companionKey } from "./keys";
 import { prefixedKey } from "./options";
 import { sleep } from "./race";
 import { assertRedisClient, type ScriptRunner, scriptRunnerFor } from "./redis/client";
@@ -19,6 +21,7 @@ const COUNTER_GRACE_MS = 60_000;
 export class Debounce<Args extends unknown[] = unknown[]> {
   readonly #target: { readonly lockId: string; readonly run: ScriptRunner };
   readonly #key: string;
+  readonly #calls: string; // the recent calls' ids, beside the counter (see scripts/debounce.ts)
   readonly #wait: number;
   readonly #callback: (...args: Args) => unknown;
 
@@ -37,6 +40,7 @@ export class Debounce<Args extends unknown[] = unknown[]> {
     const upstash = (config.server ?? guessServerKind(config.redis)) === "upstash";
     this.#target = { lockId: config.id, run: scriptRunnerFor(config.redis, upstash) };
     this.#key = prefixedKey(config.prefix, config.id);
+    this.#calls = companionKey(this.#key, ":calls");
     this.#wait = wait;
     this.#callback = config.callback;
   }
@@ -47,15 +51,12 @@ export class Debounce<Args extends unknown[] = unknown[]> {
    * @throws {LockRedisError} when Redis could not be reached.
    */
   async call(...args: Args): Promise<boolean> {
-    const [ours = Number.NaN] = await runScript(
-      this.#target,
-      "debounce",
-      countCall,
-      [this.#key],
-      [this.#wait + COUNTER_GRACE_MS],
-    );
+    const id = newCallId(); // a re-sent request of this call counts once
+    const keys = [this.#key, this.#calls];
+    const lifetime = this.#wait + COUNTER_GRACE_MS;
+    const [ours = Number.NaN] = await runScript(this.#target, "debounce", countCall, keys, [lifetime, id]);
     await sleep(this.#wait);
-    const [latest] = await runScript(this.#target, "debounce", isLatestCall, [this.#key], [ours]);
+    const [latest] = await runScript(this.#target, "debounce", isLatestCall, keys, [ours, id]);
     if (latest !== 1) return false;
     await this.#callback(...args);
     return true;

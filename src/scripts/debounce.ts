@@ -1,31 +1,60 @@
 import { defineScript } from "./script";
 
+// A debouncer's scripts. KEYS[1] the call counter (an integer, as in 0.2, so both can share an id); KEYS[2]
+// its calls key, in the same slot: the recent calls, newest first, each `<call id>=<count it got>`. A call
+// is known by its id: a copy of its request arriving twice (a client's re-send, one its client gave up on)
+// counts once, and the last call is the newest on the list, not whoever last saw a count (counts repeat once
+// the counter is lost, as in a restart without persistence). Lifetimes only grow (debouncers with different
+// waits share an id).
+
+const KEEP = `local function keep(key, ms)
+  if redis.call("PTTL", key) < ms then
+    redis.call("PEXPIRE", key, ms)
+  end
+end
+`;
+
 /**
- * Counts a debounced call and gives the counter a lifetime, so an idle debouncer leaves no key
- * behind (0.2 never expired it). INCR keeps the value format of 0.2, so both can share an id.
- * KEYS[1]  counter key
- * ARGV[1]  counter lifetime, ms
- * Returns  the counter after this call.
+ * Counts a debounced call once, however often its request arrives, and gives both keys a lifetime, so an
+ * idle debouncer leaves nothing behind (0.2's counter lived forever).
+ * ARGV[1]  lifetime, ms; ARGV[2] the call's id
+ * Returns  the count this call got.
  */
 export const countCall = defineScript(
   "debounce",
-  `local count = redis.call("INCR", KEYS[1])
-redis.call("PEXPIRE", KEYS[1], ARGV[1])
+  KEEP,
+  `local calls = redis.call("GET", KEYS[2]) or ""
+local at = string.find(" " .. calls, " " .. ARGV[2] .. "=", 1, true)
+if at then
+  return tonumber(string.match(calls, "^%d+", at + #ARGV[2] + 1))
+end
+local count = redis.call("INCR", KEYS[1])
+keep(KEYS[1], tonumber(ARGV[1]))
+local recent = {ARGV[2] .. "=" .. count}
+for each in string.gmatch(calls, "%S+") do
+  if #recent == 16 then break end
+  recent[#recent + 1] = each
+end
+redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", math.max(tonumber(ARGV[1]), redis.call("PTTL", KEYS[2])))
 return count
 `,
 );
 
 /**
- * Tells whether no call was counted after ours (compared in Lua, see `renewLock`).
- * KEYS[1]  counter key
- * ARGV[1]  the counter value our call got
- * Returns  1 when the counter still has that value, else 0.
+ * Tells whether no call was counted after ours: the counter still has our count (a 0.2 caller's INCR changes
+ * it) and ours is the newest call on the list. Compared in Lua, see `renewLock`.
+ * ARGV[1]  the count our call got; ARGV[2] its id
+ * Returns  1 when ours is the last call, else 0.
  */
 export const isLatestCall = defineScript(
   "debounce",
-  `if redis.call("GET", KEYS[1]) == ARGV[1] then
-  return 1
+  `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+local calls = redis.call("GET", KEYS[2]) or ""
+if string.sub(calls, 1, #ARGV[2] + 1) ~= ARGV[2] .. "=" then
+  return 0
+end
+return 1
 `,
 );

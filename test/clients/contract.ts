@@ -708,14 +708,22 @@ async function exerciseFairLockKey(run: Run): Promise<void> {
 /** The debounce scripts, as `Debounce.call` sends them: count a call, then ask whether it was the last. */
 async function exerciseDebounceScripts(run: Run): Promise<void> {
   const counter = uniqueId("scripts-counter");
+  const keys = [counter, companionKey(counter, ":calls")];
   const lifetime = 500 + 60_000;
-  expect(await run(isLatestCall, [counter], [1])).toBe(0);
-  expect(await run(countCall, [counter], [lifetime])).toBe(1);
-  expect(await run(countCall, [counter], [lifetime])).toBe(2);
-  // Each count restarts the counter's lifetime, so an idle debouncer leaves no key behind.
-  expectJustSet((await lifetimes(run, [counter]))[0], lifetime);
-  expect(await run(isLatestCall, [counter], [1])).toBe(0);
-  expect(await run(isLatestCall, [counter], [2])).toBe(1);
+  expect(await run(isLatestCall, keys, [1, "c1"])).toBe(0);
+  expect(await run(countCall, keys, [lifetime, "c1"])).toBe(1);
+  expect(await run(countCall, keys, [lifetime, "c2"])).toBe(2);
+  // A call's request arriving again counts nothing, and answers its first count.
+  expect(await run(countCall, keys, [lifetime, "c1"])).toBe(1);
+  // Each count gives both keys the lifetime, so an idle debouncer leaves nothing behind; a shorter one
+  // (another debouncer's `wait`) never cuts it.
+  for (const left of await lifetimes(run, keys)) expectJustSet(left, lifetime);
+  expect(await run(countCall, keys, [100, "c3"])).toBe(3);
+  for (const left of await lifetimes(run, keys)) expect(left).toBeGreaterThan(lifetime - 5_000);
+  expect(await run(isLatestCall, keys, [2, "c2"])).toBe(0);
+  expect(await run(isLatestCall, keys, [3, "c3"])).toBe(1);
+  // The last call is the newest recorded: a count repeated (the counter lost) is not enough.
+  expect(await run(isLatestCall, keys, [3, "c2"])).toBe(0);
 }
 
 /** The runner a Lock on `client` would use: key-locked scripts where the client looks like Upstash. */

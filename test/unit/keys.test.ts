@@ -14,6 +14,7 @@ const SUFFIXES = [
   ":receipts",
   ":permit:1",
   ":permit:12",
+  ":calls",
 ];
 
 const IDS = [

@@ -1,0 +1,58 @@
+// Debounce under faults (review of 2026-12-03). Its count was its call's identity: a late copy of a call's
+// request (re-sent by the client, the first still on its way) counted twice, so no caller was last and no
+// callback ran; a counter lost mid-burst (a restart without persistence) repeated a count, so an earlier
+// caller ran too; and a short `wait` cut a long one's counter lifetime, so it expired under that caller.
+import { describe, expect, it } from "vitest";
+import { Debounce } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+
+const wire = useWire(sharedEndpoint);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("Debounce", () => {
+  it("a call whose request arrives twice (re-sent, the first copy late) counts once, and runs", async () => {
+    const { passThrough } = wire();
+    const retrying = clientFor(
+      { url: passThrough.url, token: sharedEndpoint().token },
+      { retry: { retries: 2, backoff: () => 20 } },
+    );
+    let runs = 0;
+    const debounce = new Debounce({
+      id: uniqueId("debounce-copy"),
+      redis: retrying,
+      wait: 800,
+      callback: () => runs++,
+    });
+    passThrough.faults.ghostNext(1, 300); // cut at once (the client re-sends), forwarded 300 ms later
+    expect(await debounce.call()).toBe(true);
+    expect(runs).toBe(1);
+  });
+
+  it("with its keys lost mid-burst (a restart without persistence), only the last caller runs", async () => {
+    const { direct } = wire();
+    const id = uniqueId("debounce-lost");
+    const runs: string[] = [];
+    const make = () =>
+      new Debounce({ id, redis: direct, wait: 800, callback: (who: string) => runs.push(who) });
+    const first = make().call("first");
+    await pause(200);
+    await direct.del(id, `{${id}}:calls`);
+    const second = make().call("second");
+    expect(await Promise.all([first, second])).toEqual([false, true]);
+    expect(runs).toEqual(["second"]);
+  });
+
+  it("a shorter wait on the same id never shortens the keys' lifetime", async () => {
+    const { direct } = wire();
+    const id = uniqueId("debounce-lifetimes");
+    const long = new Debounce({ id, redis: direct, wait: 3_000, callback: () => {} });
+    const pending = long.call();
+    await pause(100);
+    expect(await new Debounce({ id, redis: direct, wait: 10, callback: () => {} }).call()).toBe(true);
+    // 3 s + 60 s from the long call, less the 0.1 s since: the short one's 60 s would have cut it.
+    expect(await direct.pttl(id)).toBeGreaterThan(61_000);
+    expect(await direct.pttl(`{${id}}:calls`)).toBeGreaterThan(61_000);
+    expect(await pending).toBe(false); // a later call came
+  });
+});
