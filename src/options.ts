@@ -94,12 +94,12 @@ function checkHold(config: HoldOptions): HoldOptions {
 /** A token given as `uuid`: a string; empty, null or undefined mean "draw one", as in 0.2 (`if (uuid)`). */
 function optionalToken(uuid: unknown): string | undefined {
   if (uuid === null || uuid === "") return undefined;
-  check("uuid", uuid, "string");
+  check("uuid", uuid, "text");
   return uuid as string | undefined;
 }
 
 export function prefixedKey(prefix: unknown, id: string): string {
-  check("prefix", prefix, "string");
+  check("prefix", prefix, "text");
   return `${prefix ?? ""}${id}`;
 }
 
@@ -109,7 +109,7 @@ export function prefixedKey(prefix: unknown, id: string): string {
  */
 export function resolveLockSettings(config: LockCreateConfig, fair = false): LockSettings {
   check("options", config, "object", true);
-  check("id", config.id, "string", true);
+  check("id", config.id, "text", true);
   const { redis } = config;
   const quorum = isQuorum(redis);
   if (Array.isArray(redis)) {

@@ -88,7 +88,7 @@ export class Semaphore {
    * still held: that acquisition's lease (one uuid, one hold).
    */
   permit(uuid: string): Lease {
-    check("uuid", uuid, "string", true);
+    check("uuid", uuid, "text", true);
     const { tokens, settings } = this.#owner;
     const held = tokens.newest(uuid);
     if (held?.active) return held;

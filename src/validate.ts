@@ -1,10 +1,16 @@
 /** Renders a value for an error message, never showing object contents: they may hold a client's token. */
 export function describeValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") {
+    // Not shown: the text may be a token (`uuid`), and the fault is where it is.
+    const lone = value.search(LONE_SURROGATE);
+    return lone === -1 ? JSON.stringify(value) : `a string with a lone surrogate near index ${lone}`;
+  }
   if (value === null || typeof value !== "object")
     return typeof value === "function" ? "a function" : String(value);
   return Array.isArray(value) ? "an array" : `an object (${typeof value})`;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** What an option must be; each rule names the types it wants and says which values of them are in range. */
 const RULES = {
@@ -23,8 +29,17 @@ const RULES = {
   function: ["function", "a function"],
   object: ["object", "an object", (v: unknown) => v !== null && !Array.isArray(v)],
   switch: ["boolean object", "a boolean or an object", (v: unknown) => v !== null && !Array.isArray(v)],
-  string: ["string", "a string"],
-  id: ["string", "a non-empty string", (v: string) => v !== ""],
+  // Clients send each lone surrogate as U+FFFD: two such ids (or tokens) would name one key (or holder).
+  text: [
+    "string",
+    "a string of well-formed Unicode (no lone surrogate)",
+    (v: string) => !LONE_SURROGATE.test(v),
+  ],
+  id: [
+    "string",
+    "a non-empty string of well-formed Unicode (no lone surrogate)",
+    (v: string) => v !== "" && !LONE_SURROGATE.test(v),
+  ],
 } as const satisfies Record<string, readonly [string, string, ((value: never) => boolean)?]>;
 
 /** The rules {@link check} knows, and a list of allowed strings. */

@@ -35,6 +35,10 @@ describe("new Lock option errors name the option and the value", () => {
     [{ redis: {} }, TypeError, /`redis`.*eval/],
     [{ prefix: 5 }, TypeError, /`prefix`.*got 5/],
     [{ redis: undefined }, TypeError, /`redis`.*got undefined/],
+    // Clients send a lone surrogate as U+FFFD: "a\uD800" and "a\uDBFF" would name one key, or one holder.
+    [{ id: "lone:\uD800" }, RangeError, /`id`.*well-formed.*got a string with a lone surrogate near index 5/],
+    [{ prefix: "\uDC00:" }, RangeError, /`prefix`.*well-formed/],
+    [{ uuid: "token-\uDBFF" }, RangeError, /`uuid`.*well-formed.*lone surrogate near index 6$/],
   ])("%o → %o", (override, errorClass, message) => {
     const options = { id: "ok", redis: untouchable, ...override } as never;
     expect(() => new Lock(options)).toThrow(errorClass);
@@ -43,6 +47,11 @@ describe("new Lock option errors name the option and the value", () => {
 
   it("rejects a missing options object with a TypeError", () => {
     expect(() => new Lock(undefined as never)).toThrow(TypeError);
+  });
+
+  it("accepts ids, prefixes and uuids beyond the BMP (surrogate pairs)", () => {
+    const options = { id: "😀{ü}", prefix: "𝄞:", uuid: "🔒", redis: untouchable } as never;
+    expect(new Lock(options).id).toBe("😀{ü}");
   });
 });
 
@@ -76,6 +85,7 @@ describe("new Debounce option errors", () => {
     [{ callback: "nope" }, TypeError, /`callback`.*got "nope"/],
     [{ redis: null }, TypeError, /`redis`.*got null/],
     [{ prefix: 5 }, TypeError, /`prefix`.*got 5/],
+    [{ id: "x\uDFFF" }, RangeError, /`id`.*well-formed/],
   ])("%o", (override, errorClass, message) => {
     const options = { id: "d", redis: untouchable, wait: 10, callback, ...override } as never;
     expect(() => new Debounce(options)).toThrow(errorClass);
