@@ -56,12 +56,14 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * The lease calls act on. One of a chosen token that is gone (released, or found held by none or another)
-   * makes way for a fresh one, which asks Redis again, as 0.2 did: the token may hold again (taken elsewhere).
+   * The lease calls act on. One of a chosen token that Redis found held by none or another makes way for a
+   * fresh one, which asks Redis again, as 0.2 did: the token may hold again (taken elsewhere). One released
+   * here does not: a second release (`await using` after `release()`) would end that token's newer hold.
    */
   #current(): Lease | undefined {
     const lease = this.#lease;
-    return lease && this.#chosen !== undefined && !lease.releasable ? this.#seed(this.#chosen) : lease;
+    const taken = lease?.lost === true && !lease.releasable;
+    return lease && this.#chosen !== undefined && taken ? this.#seed(this.#chosen) : lease;
   }
 
   /** @internal How this kind of lock keeps its key; a FairLock keeps a line beside it. */

@@ -222,10 +222,19 @@ function quorumStore(
       if (permits === 1) return round(request, 0);
       // A semaphore tries its permits a round each, from a random one, until a majority grants one: two
       // majorities share a member, where a permit holds one token, so no more holders than permits form.
+      // A permit that failed members left undecided does not stop the others; an outage is the answer only
+      // when no permit was granted.
       const start = Math.floor(Math.random() * permits);
       let last: Take = { kind: "held", pttl: -1 };
-      for (let step = 0; step < permits && last.kind === "held"; step++)
-        last = await round(request, ((start + step) % permits) + 1);
+      let outage: unknown;
+      for (let step = 0; step < permits && last.kind === "held"; step++) {
+        try {
+          last = await round(request, ((start + step) % permits) + 1);
+        } catch (error) {
+          outage = error;
+        }
+      }
+      if (last.kind === "held" && outage !== undefined) throw outage;
       return last;
     },
     async undo(token, nonce, lease, permit) {

@@ -73,6 +73,22 @@ describe("a seeded lock whose hold ended", () => {
   });
 });
 
+describe("a lock of a chosen uuid, released here", () => {
+  it("sends nothing more at `await using`'s end: the uuid's newer hold elsewhere stays", async () => {
+    const { direct } = wire();
+    const id = uniqueId("dispose-after-release");
+    const uuid = crypto.randomUUID();
+    {
+      await using lock = new Lock({ id, redis: direct, uuid, lease: 30_000 });
+      expect(await lock.acquire({ uuid })).toBe(true);
+      expect(await lock.release()).toBe(true);
+      expect(await new Lock({ id, redis: direct, lease: 30_000 }).acquire({ uuid })).toBe(true); // elsewhere
+    }
+    expect(await direct.get(id)).toBe(uuid);
+    await direct.del(id);
+  });
+});
+
 describe("acquire({ uuid }) of the uuid the lock holds, while that lease's renewal is slow", () => {
   it.each([
     ["one attempt", { retry: { attempts: 1 } }],

@@ -4,8 +4,15 @@
 // instead of polling's seven). And a round that one member refused, one granted and one could not answer was
 // called contention, though the silent member decided it.
 import type { Redis as IoRedis } from "ioredis";
-import { describe, expect, it } from "vitest";
-import { enableWakeUps, Lock, LockAcquisitionError, LockRedisError, quorum } from "../../src/index";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  enableWakeUps,
+  Lock,
+  LockAcquisitionError,
+  LockRedisError,
+  quorum,
+  Semaphore,
+} from "../../src/index";
 import { eventChannel } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
@@ -72,5 +79,27 @@ describe("quorum acquire: one member refuses, one grants, one is frozen", () => 
     expect((error as LockAcquisitionError).cause).toBeInstanceOf(LockRedisError);
     expect((error as LockAcquisitionError).instances?.map((failure) => failure.instance)).toEqual([1]);
     await expect(lock.acquire()).rejects.toBeInstanceOf(LockRedisError);
+  }, 60_000);
+});
+
+describe("a semaphore on a quorum: one permit's round undecided (a member frozen)", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("takes another permit a majority grants, as before the outage rule", async () => {
+    const clients = members.connect(3);
+    const redis = quorum(clients);
+    const id = uniqueId("quorum-permit-outage");
+    vi.spyOn(Math, "random").mockReturnValue(0); // every round starts at permit 1
+    expect(await new Semaphore({ id, redis, limit: 2, lease: 30_000 }).acquire()).toBeDefined();
+    // Member 1 forgets permit 1 (restarted without persistence), member 2 freezes: permit 1 is held on
+    // member 0 alone, undecided; permit 2 is free on members 0 and 1, a majority.
+    const member = clients[1] as IoRedis;
+    const [permitKey] = (await member.keys(`*${id}*`)).filter((key) => key.endsWith(":permit:1"));
+    await member.del(permitKey as string);
+    members.servers()[2]?.freeze();
+    const semaphore = new Semaphore({ id, redis, limit: 2, lease: 3_000, retry: { attempts: 1 } });
+    const lease = await semaphore.acquire();
+    expect(lease).toBeDefined();
+    expect(await lease?.release()).toBe(true);
   }, 60_000);
 });
