@@ -2,7 +2,7 @@ import { Lock } from "./lock";
 import { permitStore } from "./permits/store";
 import type { StoreMaker } from "./store";
 
-const keepsALine = permitStore("lock-key", true);
+const keepsALine = /* @__PURE__ */ permitStore("lock-key", true);
 
 /**
  * A {@link Lock} serving waiters in arrival order, queued in Redis beside the key: a release hands the lock

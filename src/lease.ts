@@ -199,7 +199,10 @@ export class Lease implements AsyncDisposable {
     return this.#confirmed && !this.#ended;
   }
 
-  /** @internal Whether `release()` would send a request: neither released, known gone, nor retired. */
+  /**
+   * @internal Whether the hold may still be this lease's to release: not known gone, nor retired. A
+   * `release()` in flight leaves it true until answered (a failed one may be tried again).
+   */
   get releasable(): boolean {
     return !this.#gone && !this.#retired;
   }

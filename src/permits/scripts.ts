@@ -65,7 +65,7 @@ end
  *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
  *          is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
  */
-export const takePermit = defineScript(
+export const takePermit = /* @__PURE__ */ defineScript(
   "acquire",
   TRIES,
   COMMON,
@@ -173,7 +173,7 @@ return {1, slot - 5, fence}
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
  * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0.
  */
-export const releasePermit = defineScript(
+export const releasePermit = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
   COMMON,
@@ -258,7 +258,7 @@ return 1
  *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
  */
-export const extendPermit = defineScript(
+export const extendPermit = /* @__PURE__ */ defineScript(
   "extend",
   TRIES,
   COMMON,
@@ -286,7 +286,7 @@ return {1, target}
  * ARGV[1]  token; ARGV[2] lease, ms (0: status; -1: status that confirms nothing); ARGV[3] the permit held, if known (only it counts), or 0
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */
-export const renewPermit = defineScript(
+export const renewPermit = /* @__PURE__ */ defineScript(
   "renew",
   TRIES,
   COMMON,

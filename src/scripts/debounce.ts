@@ -20,7 +20,7 @@ end
  * ARGV[1]  lifetime, ms; ARGV[2] the call's id
  * Returns  the count this call got.
  */
-export const countCall = defineScript(
+export const countCall = /* @__PURE__ */ defineScript(
   "debounce",
   KEEP,
   `local calls = redis.call("GET", KEYS[2]) or ""
@@ -46,7 +46,7 @@ return count
  * ARGV[1]  the count our call got; ARGV[2] its id
  * Returns  1 when ours is the last call, else 0.
  */
-export const isLatestCall = defineScript(
+export const isLatestCall = /* @__PURE__ */ defineScript(
   "debounce",
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0

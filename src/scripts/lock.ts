@@ -62,13 +62,13 @@ end
  * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
  *          its remaining lease in ms, -1 when that key has no expiry).
  */
-export const takeLock = defineScript("acquire", TAKE, `return {1}\n`);
+export const takeLock = /* @__PURE__ */ defineScript("acquire", TAKE, `return {1}\n`);
 
 /**
  * {@link takeLock}, issuing a fencing token from a counter that never expires (Upstash persists it), so the
  * script reads no clock, as Upstash asks. Returns {1, fencing token} on success.
  */
-export const takeLockCountedFence = defineScript(
+export const takeLockCountedFence = /* @__PURE__ */ defineScript(
   "acquire",
   TAKE,
   `local fence = redis.call("INCR", KEYS[3])
@@ -82,7 +82,7 @@ return {1, fence}
  * tokens keep increasing if the counter was lost (a restart without persistence). Returns {1, fencing token}.
  * ARGV[4]  fencing counter lifetime, ms
  */
-export const takeLockClockFence = defineScript(
+export const takeLockClockFence = /* @__PURE__ */ defineScript(
   "acquire",
   TAKE,
   `local clock = redis.call("TIME")
@@ -101,7 +101,7 @@ return {1, fence}
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
  */
-export const releaseLock = defineScript(
+export const releaseLock = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
   RECEIPT,
@@ -144,7 +144,7 @@ return 1
  * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing)
  * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone), else {0, -2}.
  */
-export const extendLock = defineScript(
+export const extendLock = /* @__PURE__ */ defineScript(
   "extend",
   TRIES,
   RECEIPT,
@@ -173,7 +173,7 @@ return {1, target}
  * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing)
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
-export const renewLock = defineScript(
+export const renewLock = /* @__PURE__ */ defineScript(
   "renew",
   TRIES,
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then

@@ -20,7 +20,10 @@ export interface LuaScript extends ScriptText {
   readonly keyLocked: ScriptText;
 }
 
-/** Defines a script; each SHA-1 is computed on first use, then kept. Pure: bundlers drop unused scripts. */
+/**
+ * Defines a script; each SHA-1 is computed on first use, then kept. Pure: bundlers drop unused scripts (call
+ * sites say `@__PURE__` too: esbuild honours this function's annotation only within one file).
+ */
 /* @__NO_SIDE_EFFECTS__ */
 export function defineScript(name: string, ...parts: string[]): LuaScript {
   const source = parts.join(""); // joined here: a call free of side effects is dropped when unused

@@ -19,7 +19,7 @@ describe("script definitions", () => {
     const defined = files.flatMap((file) =>
       [
         ...readFileSync(new URL(`../../../src/${file}`, import.meta.url), "utf8").matchAll(
-          /export const (\w+) = defineScript/g,
+          /export const (\w+) = (?:\/\* @__PURE__ \*\/ )?defineScript/g,
         ),
       ].map((match) => match[1]),
     );
