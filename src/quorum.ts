@@ -289,7 +289,18 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
       };
       const heard = all.map(() => ({ released: 0, acquired: 0 }));
       const passed = { released: 0, acquired: 0 };
+      let settle: (listening: Listening | undefined) => void = () => {};
+      let settled = false;
       const hear = (member: number) => (event: FeedEvent) => {
+        // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
+        // it was confirmed, it fails instead: a broken member must not count towards the majority).
+        if (event === "ended") {
+          if (stopAll.signal.aborted) return;
+          stop();
+          if (settled) onEvent(event);
+          else settle(undefined);
+          return;
+        }
         if (event !== "released" && event !== "acquired") return onEvent(event);
         (heard[member] as typeof passed)[event] += 1;
         const nth = passed[event] + 1;
@@ -298,6 +309,10 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
         onEvent(event);
       };
       return new Promise((resolve) => {
+        settle = (listening) => {
+          settled = true;
+          resolve(listening);
+        };
         let pending = all.length;
         let since = Number.NEGATIVE_INFINITY;
         for (const [member, each] of all.entries()) {
@@ -307,11 +322,11 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
             else if (listening) {
               stops.push(() => listening.stop());
               since = Math.max(since, listening.since);
-              if (stops.length === majority) resolve({ stop, since });
+              if (stops.length === majority) settle({ stop, since });
             }
-            if (pending === 0 && stops.length < majority) {
+            if (pending === 0 && stops.length < majority && !settled) {
               stop();
-              resolve(undefined);
+              settle(undefined);
             }
           });
         }

@@ -272,7 +272,7 @@ if remaining == -1 or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2])
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[at], target)
-redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 8, ARGV[2]))
+redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 31, ARGV[2]))
 keep(receipts, math.max(target, 30000))
 return {1, target}
 `,

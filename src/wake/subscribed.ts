@@ -28,6 +28,7 @@ export class SubscribedWaiter implements Waiter {
   #windowEnd: number | undefined; // when the schedule's last try falls, fixed at the first refusal
   #turnedOver = false; // heard the lock taken
   #freed = 0; // releases heard since the last try
+  #asked = 0; // subscriptions asked for: only the newest one's events and answer count
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -58,9 +59,11 @@ export class SubscribedWaiter implements Waiter {
     // Never sooner than polling would (a covered wait's last attempt still comes at its schedule's end), but a
     // poll planned for the last try's moment is none: no try goes then.
     const floor = planned < step.lastTryAt ? planned : 0;
-    const at = this.#covers(this.#sentAt)
-      ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
-      : planned;
+    // A try that erred tells nothing of the lock (the release that woke it may be spent): it polls on.
+    const at =
+      kind !== "error" && this.#covers(this.#sentAt)
+        ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
+        : planned;
     return { at, spent: pays ? 1 : 0 };
   }
 
@@ -177,10 +180,12 @@ export class SubscribedWaiter implements Waiter {
 
   #subscribe(): void {
     this.#subscription = "asked";
+    const asked = ++this.#asked;
     void this.#events
-      ?.listen((event) => this.#heard(event), this.#setup.signal)
+      ?.listen((event) => asked === this.#asked && this.#heard(event), this.#setup.signal)
       .then((listening) => {
-        if (this.#setup.signal.aborted) listening?.stop();
+        // Stale (it broke before it answered, and a newer one was asked) or unwanted: let it go.
+        if (this.#setup.signal.aborted || asked !== this.#asked) listening?.stop();
         else if (listening) this.#listening = listening;
         else this.#subscription = "failed";
       });
