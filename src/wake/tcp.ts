@@ -6,6 +6,10 @@ export interface PubSubClient {
   duplicate(options?: { retryStrategy: () => null }): PubSubClient;
   /** ioredis: whether this is a Cluster, whose `duplicate` takes startup nodes first. */
   readonly isCluster?: boolean;
+  /** An ioredis Cluster's connections to its nodes (`"master"`: the primaries). */
+  nodes?(role: "master"): PubSubClient[];
+  /** A node-redis cluster's primaries, each with its client once connected. */
+  readonly masters?: readonly { readonly client?: PubSubClient | undefined }[];
   subscribe(channel: string, listener?: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;
@@ -72,8 +76,14 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   };
   const open = (): Link => {
     // A dropped connection is replaced by a fresh one at the next wait: ioredis must not reconnect this one.
-    const single = ioredis && !source.isCluster;
-    const client = single ? source.duplicate({ retryStrategy: () => null }) : source.duplicate();
+    // A cluster's own subscriber would resubscribe in silence (neither client says so), and releases
+    // announced in the gap would be lost unheard: a primary's connection serves (a PUBLISH reaches every node).
+    const primary = ioredis
+      ? source.nodes?.("master")[0]
+      : source.masters?.find((node) => node.client)?.client;
+    const base = primary ?? source;
+    const client =
+      ioredis && !base.isCluster ? base.duplicate({ retryStrategy: () => null }) : base.duplicate();
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));
