@@ -61,7 +61,7 @@ export class Lease implements AsyncDisposable {
   #deadline = 0;
   #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
-  #releasing = false; // release() sent (or is about to send) its request: another sends nothing
+  #releasing: Promise<boolean> | undefined; // release() in flight: another sends nothing, and shares its fate
   #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
@@ -130,19 +130,27 @@ export class Lease implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
+    // A second call while one is in flight: false once that one answers (only one deleted the key), or its
+    // error: Redis has not answered either.
+    if (this.#releasing) return this.#releasing.then(() => false);
+    if (!this.releasable) return false;
+    const releasing = this.#release();
+    this.#releasing = releasing;
+    return releasing;
+  }
+
+  async #release(): Promise<boolean> {
     const { lease } = this.#c;
-    if (!this.releasable || this.#releasing) return false;
     // Past the lease, Redis has expired the key: the caller need not wait for the answer, nor for a same-token
     // try in flight (below); what is left of it runs in the background.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
-    this.#releasing = true;
     this.#end(); // released from now on: no renewal, no loss report
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
     try {
       released = await this.#within(releasing, limit);
     } catch (error) {
-      this.#releasing = false; // not known released: a later release() may try again; the lease bounds the key
+      this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
       throw error;
     }
     if (released !== TIMED_OUT) this.#gone = true;
@@ -343,7 +351,10 @@ export class Lease implements AsyncDisposable {
     // hold, which the try's undo (its caller gave up on it) could then not free.
     const request = store.renew(token, lease, permit);
     this.#c.tokens?.track("releasing", token, request);
-    const answer = await within(request, patience, answerLate).catch((): typeof TIMED_OUT => TIMED_OUT);
+    // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline.
+    const answer = await within(request, patience, answerLate).catch((error: unknown) =>
+      error instanceof LockRedisError && /\bWRONGTYPE\b/.test(error.reason) ? NOT_HELD : TIMED_OUT,
+    );
     if (answer !== TIMED_OUT) return this.#renewed(sentAt, answer);
     if (answeredLate) return;
     // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
@@ -378,6 +389,9 @@ export class Lease implements AsyncDisposable {
     for (const follower of this.#followers.splice(0)) follower();
   }
 }
+
+/** What Redis says of a token that holds nothing. */
+const NOT_HELD: Observation = { held: false, pttl: -2 };
 
 /** Runs `work` with the signal and lease, then releases; a failed release is ignored (the key expires). */
 export async function runHolding<T>(

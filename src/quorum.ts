@@ -145,7 +145,9 @@ function quorumStore(
       ({ instance, error }) =>
         `#${instance}: ${error instanceof LockRedisError ? error.reason : error.message}`,
     );
-    const refused = instances.every(({ error }) => error instanceof LockRedisError && error.refused);
+    const refused =
+      instances.length > 0 &&
+      instances.every(({ error }) => error instanceof LockRedisError && error.refused);
     const cause = new AggregateError(
       instances.map((failure) => failure.error),
       `${instances.length} of ${answers.length} instances failed: ${summary.join("; ")}`,
@@ -210,8 +212,10 @@ function quorumStore(
       const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
       background.add(take.then((result) => (result.kind === "held" ? undefined : undo()), undo));
     });
-    // Failed members that could have made the majority decided it: an outage, as `vote` rules.
-    if (ayes + failures(answers).length >= majority) throw failed("acquire", answers);
+    // Failed members that could have made the majority decided it: an outage, as `vote` rules. (A majority
+    // that granted too late for its lease, the process stalled meanwhile, is none: the next try goes.)
+    const failing = failures(answers).length;
+    if (failing > 0 && ayes + failing >= majority) throw failed("acquire", answers);
     const waits = answers.flatMap((answer) =>
       answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
     );

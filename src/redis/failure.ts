@@ -4,6 +4,9 @@
 const REFUSAL =
   /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|Unauthorized|Forbidden)\b|invalid token|unknown command|wrong number of arguments|syntax error|Error running script|@user_script|^ERR .*script/i;
 
+/** Errors of a moment (a failover, memory, loading, a busy or resharding server), also when a script quotes them. */
+const PASSING = /(^|-)(READONLY|OOM|MASTERDOWN|LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/i;
+
 /**
  * The client's message cut to what Redis said (no quoted command, "Command failed: " prefix or lines
  * after the first), at most 200 characters, with `secret` replaced by `<token>`.
@@ -11,12 +14,15 @@ const REFUSAL =
 export function summarize(error: unknown, secret?: string): string {
   const text = error instanceof Error ? error.message : String(error);
   const said = (text.split(", command was:")[0] ?? "").replace(/^Command failed: /, "").split("\n")[0] ?? "";
-  return scrub(said.length > 200 ? `${said.slice(0, 199)}…` : said, secret);
+  // Scrubbed before the cut: a cut through the token would leave its first part.
+  const safe = scrub(said, secret);
+  return safe.length > 200 ? `${safe.slice(0, 199)}…` : safe;
 }
 
 /** Whether `error` is a refusal that no retry within one call can heal (a wrong token, a wrong key type, ...). */
 export function isRefusal(error: unknown): boolean {
-  return REFUSAL.test(summarize(error));
+  const said = summarize(error);
+  return REFUSAL.test(said) && !PASSING.test(said);
 }
 
 /**
