@@ -1,4 +1,5 @@
 import { redacted, summarize } from "./redis/failure";
+import { UnreadableReplyError } from "./redis/reply";
 
 const CODES = ["LOCK_NOT_ACQUIRED", "LOCK_REDIS_ERROR", "LOCK_LOST", "LOCK_INSTANCE_TIMEOUT"] as const;
 
@@ -154,7 +155,8 @@ export class LockRedisError extends LockError {
   readonly refused: boolean;
   /**
    * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not be
-   * reached: ..."; with a quorum, "2 of 3 instances failed: #0: ...; #1: ...".
+   * reached: ...", "Redis answered in a form the lock cannot read ..."; with a quorum, "2 of 3 instances
+   * failed: #0: ...; #1: ...".
    */
   readonly reason: string;
   /** With a quorum of instances: which instances failed, and why. */
@@ -180,7 +182,9 @@ export class LockRedisError extends LockError {
           ? `Redis did not answer (${said})`
           : options.refused
             ? `Redis refused the request: ${said}`
-            : `Redis could not be reached: ${said}`;
+            : cause instanceof UnreadableReplyError
+              ? `Redis answered in a form the lock cannot read (check the client's reply settings): ${said}`
+              : `Redis could not be reached: ${said}`;
     super(
       "LOCK_REDIS_ERROR",
       lockId,

@@ -17,17 +17,22 @@ function integerOf(value: unknown): number | undefined {
   return typeof value === "string" && INTEGER_TEXT.test(value) ? Number(value) : undefined;
 }
 
+/** A reply the lock cannot read: Redis answered (the script ran), the client handed back another shape. */
+export class UnreadableReplyError extends TypeError {
+  override name = "UnreadableReplyError";
+}
+
 /**
  * A client's script reply as numbers, lists and null. Integers arrive as numbers, strings (ioredis
  * `stringNumbers`, node-redis `typeMapping` to String), bigints or buffers; nil as null or undefined.
- * @throws {TypeError} on anything else: the client was set up in a way the lock cannot read.
+ * @throws {UnreadableReplyError} on anything else: the client was set up in a way the lock cannot read.
  */
 export function normalizeReply(value: unknown): ScriptReply {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return value.map(normalizeReply);
   const integer = integerOf(value);
   if (integer !== undefined) return integer;
-  throw new TypeError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
+  throw new UnreadableReplyError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
 }
 
 /** A script reply as a list of integers (a single value as a list of one); anything else reads as NaN. */

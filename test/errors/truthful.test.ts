@@ -21,14 +21,15 @@ afterAll(() => {
 /** A generic eval client over the test Redis that refuses connections while `down`. */
 function switchable() {
   const redis = io();
-  const state = { down: false };
+  const state = { down: false, reply: undefined as unknown };
   const client: RedisClient = {
     async eval(script: string, keys: string[], args: (string | number)[]) {
       if (state.down) {
         await pause(20);
         throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" });
       }
-      return redis.eval(script, keys.length, ...keys, ...args.map(String));
+      const reply = await redis.eval(script, keys.length, ...keys, ...args.map(String));
+      return state.reply ?? reply;
     },
   };
   return { client, state };
@@ -46,6 +47,16 @@ describe("errors that tell what happened", () => {
     expect(first.status === "rejected" && first.reason instanceof LockRedisError).toBe(true);
     expect(second.status === "rejected" && second.reason instanceof LockRedisError).toBe(true);
     expect(await lock.release()).toBe(true); // the token held all along
+  });
+
+  it("a reply the lock cannot read is no unreachable Redis", async () => {
+    const { client, state } = switchable();
+    state.reply = "OK"; // the script ran; the client hands back a shape the lock cannot read
+    const lock = new Lock({ id: uniqueId("reply-shape"), redis: client, lease: 2_000 });
+    const error = await lock.acquire().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockRedisError);
+    // It read "Redis could not be reached: Expected a script reply ...".
+    expect((error as LockRedisError).reason).toMatch(/^Redis answered in a form the lock cannot read/);
   });
 
   it("a long client message cut short keeps no piece of the token", async () => {
