@@ -39,7 +39,8 @@ export function upstashSubscriber(client: UpstashHttp): SubscribeChannel {
         resolve(stop);
       };
       const { baseUrl, headers } = client.client;
-      fetch(`${baseUrl}/subscribe/${encodeURIComponent(channel)}`, {
+      // Unescaped, as @upstash/redis's own subscribe() joins its path: the name (`lock-events:<hex>`) is URL-safe.
+      fetch(`${baseUrl}/subscribe/${channel}`, {
         method: "POST",
         headers: { ...headers, Accept: "text/event-stream" },
         body: "[]",

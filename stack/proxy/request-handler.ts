@@ -64,7 +64,7 @@ export function createRequestHandler(
       const subscription = decodeSubscription(streamPath);
       // Upstash bills a SUBSCRIBE like any command; the stream's messages are not counted.
       deps.stats.subscriptions += 1;
-      deps.streams.open(req, res, subscription, deps.redis);
+      deps.streams.open(req, res, subscription, deps.redis, nextSyncToken());
       return undefined;
     }
     const route = findRoute(url.pathname);

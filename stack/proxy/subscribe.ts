@@ -80,9 +80,12 @@ export class SubscriptionStreams {
     res: ServerResponse,
     subscription: Subscription,
     redis: RespConnectionOptions,
+    syncToken: string,
   ): void {
     res.writeHead(200, {
       ...CORS_RESPONSE_HEADERS,
+      // Upstash returns one on every response; the client keeps the last it saw, an empty one if absent.
+      "upstash-sync-token": syncToken,
       "Content-Type": "text/event-stream",
       "Cache-Control": "no-cache",
       Connection: "keep-alive",

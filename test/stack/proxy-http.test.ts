@@ -146,23 +146,42 @@ describe("rejected commands", () => {
     [["subscribe", "ch"]],
     [["client", "setname", "x"]],
     [["auth", "x"]],
+    [["spublish", "ch", "x"]],
   ])("rejects %j with 400 ERR", async (command) => {
     expectJsonError(await rawRequest(endpoint(), { json: command }), 400, /^ERR command/);
   });
 
-  it("rejects a pipeline or transaction holding one, before running any of it", async () => {
+  it("discards a transaction holding one whole, before running any of it (§2.3)", async () => {
     const key = keyPrefix("rejected");
-    for (const path of ["/pipeline", "/multi-exec"]) {
-      const response = await rawRequest(endpoint(), {
-        path,
-        json: [
-          ["set", key, "ran"],
-          ["blpop", key, 0],
-        ],
-      });
-      expectJsonError(response, 400, /^ERR command 'blpop'/);
-    }
+    const response = await rawRequest(endpoint(), {
+      path: "/multi-exec",
+      json: [
+        ["set", key, "ran"],
+        ["blpop", key, 0],
+      ],
+    });
+    expectJsonError(response, 400, /^ERR command 'blpop'/);
     expect((await rawRequest(endpoint(), { json: ["exists", key] })).json).toEqual({ result: 0 });
+  });
+
+  it("answers a pipeline holding one with 200, an error entry in its place, the others run (§2.2)", async () => {
+    const key = keyPrefix("pipelined");
+    const response = await rawRequest(endpoint(), {
+      path: "/pipeline",
+      json: [
+        ["set", key, "ran"],
+        ["blpop", key, 0],
+        ["spublish", "ch", "x"],
+        ["get", key],
+      ],
+    });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual([
+      { result: "OK" },
+      { error: expect.stringMatching(/^ERR command 'blpop'/) },
+      { error: expect.stringMatching(/^ERR command 'spublish'.*only PUBLISH and PUBSUB/) },
+      { result: "ran" },
+    ]);
   });
 });
 

@@ -26,7 +26,7 @@ describe.each(clientVariants)("scriptFlags: accept through @upstash/redis ($name
     expect(await redis().eval(source, [key], [])).toBe("OK");
   });
 
-  it("keeps line numbers: the shebang's line stays, empty", async () => {
+  it("keeps line numbers: the shebang's line stays, without the flag", async () => {
     const source = flaggedScript(`local a = 1\nerror("boom")`);
     await expect(redis().eval(source, [], [])).rejects.toThrow(/user_script:3/);
   });

@@ -82,6 +82,15 @@ describe.each(clientVariants)("allow-key-locking through @upstash/redis ($name)"
     expect(await redis().get(key)).toBe("read only");
   });
 
+  it("runs a script flagged allow-key-locking alone in shebang mode, as sent: EVAL_RO without no-writes refused", async () => {
+    const key = keyPrefix("flag-mode");
+    await redis().set(key, "kept");
+    const read = flaggedScript("return redis.call('GET', KEYS[1])");
+    // Redis 7 refuses a shebang script that may write under *_RO before running it; without its `#!lua`
+    // line (compatibility mode) the read would run.
+    await expect(redis().evalRo(read, [key], [])).rejects.toThrow(/write flag using \*_ro command/);
+  });
+
   it("carries flagged scripts in a pipeline and a transaction", async () => {
     const key = keyPrefix("flag-batch");
     const source = flaggedScript("return redis.call('INCR', KEYS[1])");
@@ -175,6 +184,27 @@ describe.each(clientVariants)("allow-key-locking through @upstash/redis ($name)"
     } finally {
       connection.close();
     }
+  });
+});
+
+describe("allow-key-locking under maxmemory", () => {
+  it("refuses a flagged writing script before it runs, as a shebang script is (nothing of it happens)", async () => {
+    const redis = createClient(stack());
+    const key = keyPrefix("flag-oom");
+    await redis.set(key, "kept");
+    const connection = backend();
+    await connection.call("CONFIG", "SET", "maxmemory", "1");
+    try {
+      // Compatibility mode would run the DEL (allowed under OOM), then fail at the SET: half a script.
+      const script = flaggedScript(
+        "redis.call('DEL', KEYS[1])\nreturn redis.call('SET', KEYS[1] .. 'x', 'y')",
+      );
+      await expect(redis.eval(script, [key], [])).rejects.toThrow(/OOM command not allowed/);
+    } finally {
+      await connection.call("CONFIG", "SET", "maxmemory", "0");
+      connection.close();
+    }
+    expect(await redis.get(key)).toBe("kept");
   });
 });
 

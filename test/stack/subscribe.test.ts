@@ -76,6 +76,8 @@ describe("POST /subscribe/<channel>", () => {
     const stream = await openStream(`/subscribe/${encodeURIComponent(channel)}`, stack().token);
     expect(stream.response.status).toBe(200);
     expect(stream.response.headers.get("content-type")).toBe("text/event-stream");
+    // Upstash returns a sync token on every response; the client keeps the last it saw (§6).
+    expect(stream.response.headers.get("upstash-sync-token")).toMatch(/\S/);
     await stream.until(1);
     expect(stream.lines[0]).toBe(`subscribe,${channel},1`);
 

@@ -13,10 +13,27 @@ export class CommandCatalog {
   readonly #call: RedisCall;
   /** undefined: Redis does not know the name. */
   readonly #known = new Map<string, CommandAccess | undefined>();
+  #shebangs: Promise<boolean> | undefined;
 
   /** @param call How to reach Redis (a shared connection). */
   constructor(call: RedisCall) {
     this.#call = call;
+  }
+
+  /**
+   * Whether Redis reads script shebangs (Redis 7 and later), asked once: its `COMMAND INFO` entries then carry
+   * key specs (ten fields; Redis 6 gives seven), which came with shebangs in the same release.
+   *
+   * @throws RespConnectionError when Redis cannot be reached (the next call asks again).
+   */
+  readsShebangs(): Promise<boolean> {
+    this.#shebangs ??= this.#call(["COMMAND", "INFO", "eval"]).then(
+      (reply) => Array.isArray(reply) && Array.isArray(reply[0]) && reply[0].length >= 10,
+    );
+    this.#shebangs.catch(() => {
+      this.#shebangs = undefined;
+    });
+    return this.#shebangs;
   }
 
   /**

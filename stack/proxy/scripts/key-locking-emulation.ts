@@ -112,7 +112,11 @@ export class KeyLockingEmulation implements ScriptGateway {
     if (known !== undefined) {
       return known;
     }
-    const text = this.#checkKeys ? await guardedScriptText(split, this.#catalog) : unguardedScriptText(split);
+    // The flag alone leaves `#!lua`, kept where Redis reads shebangs: a script without one runs in Redis's
+    // compatibility mode (its OOM check per write command, EVAL_RO of a writing script allowed), Upstash's not.
+    const bare = split.shebang === undefined && (await this.#catalog.readsShebangs());
+    const kept = bare ? { ...split, shebang: "#!lua" } : split;
+    const text = this.#checkKeys ? await guardedScriptText(kept, this.#catalog) : unguardedScriptText(kept);
     const loaded = { originalSha, text, sha: sha1Hex(text) };
     this.#loaded.set(originalSha, loaded);
     return loaded;
