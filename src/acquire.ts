@@ -150,11 +150,13 @@ export async function acquire({
       spent += 1;
       const ticket = waiter?.trying(spent >= attempts);
       const sentAt = monotonicNow();
-      // Waits here, sending nothing: for the instance's turn, or for a release of this token in flight (a try
-      // would confirm the hold, then lose it). A lease of waiting for Redis to answer that release is silence.
-      const turnEnds = turnTaken ? undefined : turn?.();
-      const local = turnEnds ?? gate?.releasing();
-      turnTaken ||= !turnEnds;
+      // Waits here, sending nothing: for a release of this token in flight (a try would confirm the hold, then
+      // lose it; the instance's turn passes once it is answered), or for the instance's turn. A lease of
+      // waiting for Redis to answer that release is silence.
+      const releasing = gate?.releasing();
+      const turnEnds = turnTaken || releasing ? undefined : turn?.();
+      const local = releasing ?? turnEnds;
+      turnTaken ||= !local;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket);
       const now = monotonicNow();
       if ("acquired" in result) return result;

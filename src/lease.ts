@@ -28,7 +28,10 @@ export interface LeaseContext extends LeaseOwner {
   /** Milliseconds between renewals, when auto-extend is on. */
   readonly renewInterval: number | undefined;
   readonly onLost: ((error: LockLostError) => void) | undefined;
-  /** Called once when the lease ends (released, lost, given up, or run out: such a lease is watched). */
+  /**
+   * Called when the lease ends: lost, given up, run out (such a lease is watched), or released, once Redis
+   * answered (or the lease passed); again when a failed release is retried. Must be idempotent.
+   */
   readonly onEnd?: (() => void) | undefined;
 }
 
@@ -82,7 +85,7 @@ export class Lease implements AsyncDisposable {
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
     this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
-    if (confirmed) this.#confirm(confirmed.sentAt, confirmed.pttl);
+    if (confirmed) this.#confirm(confirmed.sentAt, confirmed.pttl, true);
   }
 
   /** The lock's id. */
@@ -144,7 +147,9 @@ export class Lease implements AsyncDisposable {
     // Past the lease, Redis has expired the key: the caller need not wait for the answer, nor for a same-token
     // try in flight (below); what is left of it runs in the background.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
-    this.#end(); // released from now on: no renewal, no loss report
+    // Released from now on: no renewal, no loss report. The Lock's next caller waits for the answer (`onEnd`
+    // below): this caller's `await using` after `release()` must still find its own lease current.
+    this.#end(false);
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
     try {
@@ -152,6 +157,8 @@ export class Lease implements AsyncDisposable {
     } catch (error) {
       this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
       throw error;
+    } finally {
+      this.#c.onEnd?.();
     }
     if (released !== TIMED_OUT) this.#gone = true;
     else void releasing.then(() => (this.#gone = true)).catch(() => {}); // still sent once tries settle
@@ -287,9 +294,10 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Redis said the token holds `pttl` ms (-1: no expiry) as of `sentAt`, the request's send: the deadline can
-   * only be early, never late. The first confirmation starts the lease's renewals.
+   * only be early, never late. The first confirmation starts the lease's renewals; `granted`: by an
+   * acquisition (a status check or extend of a token seeded here finds another process's lease, not its own).
    */
-  #confirm(sentAt: number, pttl: number): void {
+  #confirm(sentAt: number, pttl: number, granted = false): void {
     const { lease, renewInterval } = this.#c;
     const first = !this.#confirmed;
     // Newer news wins: a reply that overtook an older request's (a stalled renewal) says more of now.
@@ -302,11 +310,16 @@ export class Lease implements AsyncDisposable {
     if (known >= 0) this.#deadline = sentAt + known - clockDriftAllowance(known);
     if (this.#watched) this.#arm();
     if (!first) return;
-    // A short grant is topped up halfway through, even without auto-extend: the holder gets its full lease.
-    this.#topUp = pttl >= 0 && pttl < lease;
-    // Halfway through the grant as counted from its send: a grant read late is topped up in time too.
-    if (this.#topUp) this.#renewIn(Math.max(1, Math.floor(sentAt + pttl / 2 - monotonicNow())));
-    else if (renewInterval !== undefined) this.#renewIn(renewInterval);
+    // A short grant (a fair hand-over) is topped up halfway through, even without auto-extend: the holder
+    // gets its full lease. A seeded token's hold is only with auto-extend: without, its lease is not ours.
+    this.#topUp = pttl >= 0 && pttl < lease && (granted || renewInterval !== undefined);
+    // Counted from the send, as the deadline is: a reply read late still renews in time.
+    const after = Math.min(
+      this.#topUp ? pttl / 2 : Number.POSITIVE_INFINITY,
+      renewInterval ?? Number.POSITIVE_INFINITY,
+    );
+    if (after < Number.POSITIVE_INFINITY)
+      this.#renewIn(Math.max(1, Math.floor(sentAt + after - monotonicNow())));
   }
 
   #checkDeadline(): void {
@@ -380,12 +393,13 @@ export class Lease implements AsyncDisposable {
     if (answer.held) this.#confirm(sentAt, answer.pttl);
   }
 
-  #end(): void {
+  /** Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). */
+  #end(handOver = true): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#cancelDeadline?.();
     this.#cancelRenewal?.();
-    this.#c.onEnd?.();
+    if (handOver) this.#c.onEnd?.();
     for (const follower of this.#followers.splice(0)) follower();
   }
 }

@@ -30,6 +30,7 @@ export class Lock implements AsyncDisposable {
   #lease: Lease | undefined; // the last acquired (or seeded) lease, kept once ended so calls on it answer
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
+  #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -43,16 +44,25 @@ export class Lock implements AsyncDisposable {
     if (seeded !== undefined) this.#seed(seeded);
   }
 
-  /** A lease of a token chosen elsewhere, unconfirmed: its first "held" answer starts it. */
+  /**
+   * A lease of a token chosen elsewhere, unconfirmed: its first "held" answer starts it, and gives it the
+   * instance's turn, as an acquired lease has (a second `acquire()` here waits for it, sending nothing).
+   */
   #seed(token: string): Lease {
     const { settings, tokens } = this.#owner;
-    this.#lease = new Lease(
-      leaseContext(this.#owner, { ...settings.plain, uuid: token }, token, 1),
+    let turn: Turn | undefined;
+    const plan = { ...settings.plain, uuid: token };
+    const lease = new Lease(
+      leaseContext(this.#owner, plan, token, 1, () => turn?.end()),
       undefined,
     );
+    this.#claimSeeded = () => {
+      if (!turn && !this.#turn && lease.active && lease === this.#lease) turn = this.#newTurn();
+    };
+    this.#lease = lease;
     this.#chosen = token;
-    tokens.add(token, this.#lease);
-    return this.#lease;
+    tokens.add(token, lease);
+    return lease;
   }
 
   /**
@@ -156,7 +166,9 @@ export class Lock implements AsyncDisposable {
    */
   async extend(amt: number): Promise<boolean> {
     check("amt", amt, "ms0", true);
-    return (await this.#current()?.extend(amt)) ?? false;
+    const held = (await this.#current()?.extend(amt)) ?? false;
+    if (held) this.#claimSeeded?.();
+    return held;
   }
 
   /**
@@ -165,7 +177,9 @@ export class Lock implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async getStatus(): Promise<LockStatus> {
-    return (await this.#current()?.getStatus()) ?? "FREE";
+    const status = (await this.#current()?.getStatus()) ?? "FREE";
+    if (status === "ACQUIRED") this.#claimSeeded?.();
+    return status;
   }
 
   /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
