@@ -1,4 +1,4 @@
-import { redacted, summarize } from "./redis/failure";
+import { isClientTimeout, redacted, summarize } from "./redis/failure";
 import { UnreadableReplyError } from "./redis/reply";
 
 const CODES = ["LOCK_NOT_ACQUIRED", "LOCK_REDIS_ERROR", "LOCK_LOST", "LOCK_INSTANCE_TIMEOUT"] as const;
@@ -182,9 +182,11 @@ export class LockRedisError extends LockError {
           ? `Redis did not answer (${said})`
           : options.refused
             ? `Redis refused the request: ${said}`
-            : cause instanceof UnreadableReplyError
-              ? `Redis answered in a form the lock cannot read (check the client's reply settings): ${said}`
-              : `Redis could not be reached: ${said}`;
+            : isClientTimeout(cause)
+              ? `Redis did not answer (the client's timeout: ${said || (cause as Error).constructor.name})`
+              : cause instanceof UnreadableReplyError
+                ? `Redis answered in a form the lock cannot read (check the client's reply settings): ${said}`
+                : `Redis could not be reached: ${said}`;
     super(
       "LOCK_REDIS_ERROR",
       lockId,

@@ -26,6 +26,19 @@ export function isRefusal(error: unknown): boolean {
 }
 
 /**
+ * Whether `error` is a client's own timeout (ioredis `commandTimeout`, node-redis `TimeoutError` and socket
+ * timeouts, a fetch `TimeoutError`): Redis was reached and did not answer in time; the request may still run.
+ */
+export function isClientTimeout(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    /^(Socket)?TimeoutError$/.test(error.name) ||
+    /^(Socket)?TimeoutError$/.test(error.constructor.name) ||
+    /^Command timed out\b/.test(error.message)
+  );
+}
+
+/**
  * A copy of `error` safe as a `cause` (the original quotes the command): its name, summarized message,
  * string and number properties (`code`, `status`, ...) and stack frames without `secret`; causes alike.
  */

@@ -148,3 +148,32 @@ describe("a write on a replica (a failover the client has not followed yet)", ()
     expect((error as { attempts?: number }).attempts).toBe(3);
   });
 });
+
+describe("a client's own timeout (ioredis commandTimeout) while Redis is frozen", () => {
+  let server: RedisServerHandle;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  }, 30_000);
+  afterAll(async () => {
+    server?.thaw();
+    await server?.stop();
+  });
+
+  it("says Redis did not answer, not that it could not be reached (review helper-25)", async () => {
+    // As docs/guarantees.md's fast-failure settings, with a short commandTimeout.
+    const redis = new IoRedis(server.port, "127.0.0.1", { enableOfflineQueue: false, commandTimeout: 300 });
+    redis.on("error", () => {});
+    opened.push(redis);
+    const id = uniqueId("client-timeout");
+    const lock = new Lock({ id, redis });
+    expect(await lock.acquire()).toBe(true);
+    server.freeze();
+    const error = await lock.release().catch((caught: unknown) => caught);
+    server.thaw();
+    expect(error).toBeInstanceOf(LockRedisError);
+    expect((error as LockRedisError).reason).toBe(
+      "Redis did not answer (the client's timeout: Command timed out)",
+    );
+    expect((error as LockRedisError).refused).toBe(false);
+  });
+});

@@ -1,5 +1,7 @@
+import { SocketTimeoutError, TimeoutError } from "redis";
 import { describe, expect, it } from "vitest";
-import { isRefusal, redacted, summarize } from "../../../src/redis/failure";
+import { LockRedisError } from "../../../src/errors";
+import { isClientTimeout, isRefusal, redacted, summarize } from "../../../src/redis/failure";
 
 const TOKEN = "3925dc98-8c52-423e-b67d-e242aa6beb34";
 // What @upstash/redis throws for a non-2xx answer: the error, then the whole command, script and token.
@@ -46,6 +48,26 @@ describe("isRefusal", () => {
     "no reply within 200 ms",
   ])("%s: a transport failure, worth a retry", (message) => {
     expect(isRefusal(new Error(message))).toBe(false);
+  });
+});
+
+describe("isClientTimeout", () => {
+  it("knows the clients' own timeouts: Redis reached, no answer in time", () => {
+    expect(isClientTimeout(new Error("Command timed out"))).toBe(true); // ioredis commandTimeout
+    expect(isClientTimeout(new TimeoutError())).toBe(true); // node-redis, an empty message
+    expect(isClientTimeout(new SocketTimeoutError(100))).toBe(true);
+    expect(isClientTimeout(new DOMException("The operation timed out.", "TimeoutError"))).toBe(true); // fetch
+    expect(isClientTimeout(new Error("connect ECONNREFUSED 127.0.0.1:6379"))).toBe(false);
+    expect(isClientTimeout("Command timed out")).toBe(false);
+  });
+
+  it("makes a LockRedisError say that Redis did not answer, naming the client's timeout", () => {
+    expect(new LockRedisError("jobs", "release", new Error("Command timed out")).reason).toBe(
+      "Redis did not answer (the client's timeout: Command timed out)",
+    );
+    expect(new LockRedisError("jobs", "acquire", new TimeoutError()).reason).toBe(
+      "Redis did not answer (the client's timeout: TimeoutError)",
+    );
   });
 });
 
