@@ -19,6 +19,12 @@ type Answers<T> = readonly (Answer<T> | undefined)[];
 // of it: an acquisition keeps two thirds, and a renewal sent a third before the deadline settles in time.
 const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
 
+/** What is said of a token that holds nothing. */
+const NOT_HELD: Observation = { held: false, pttl: -2 };
+
+/** Tokens whose permit {@link quorumStore} keeps for leases that know none: the most recently found. */
+const PINNED_KEPT = 1_000;
+
 /**
  * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a majority
  * of them hold it (Redlock). Give an odd number of clients, each on a separate Redis, with no replication.
@@ -73,6 +79,8 @@ function quorumStore(
   const releases = new Map<string, readonly Promise<unknown>[]>();
   /** By round: each member's take still in flight, which an undo of that round must follow. */
   const inFlight = new Map<string, readonly Promise<unknown>[]>();
+  /** By token: the permit a lease that knows none (`Semaphore.permit(uuid)`) was found holding on a majority. */
+  const pinned = new Map<string, number>();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
   const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
@@ -191,6 +199,42 @@ function quorumStore(
     }
     return { held, pttl: held ? Math.min(...pttls) : -2 };
   };
+  /**
+   * The permit a semaphore lease that knows none holds: one that a majority finds the token holding (keys of
+   * it on different permits of different members, a failed round's leftovers, are no majority: counted as
+   * one, `limit` + 1 holders would form). Found by a look round, then kept; undefined when none.
+   */
+  const pinnedPermit = async (token: string, lease: number): Promise<number | undefined> => {
+    const known = pinned.get(token);
+    if (known !== undefined) return known;
+    const looks = members.map((member) => member.status(token, lease, undefined, false));
+    const { answers } = await vote("status", lease, looks, (seen) => seen.held);
+    const votes = new Map<number, number>();
+    for (const answer of answers) {
+      const permit = answer?.ok ? answer.value.permit : undefined;
+      if (permit !== undefined) votes.set(permit, (votes.get(permit) ?? 0) + 1);
+    }
+    const found = [...votes].find(([, count]) => count >= majority)?.[0];
+    if (found === undefined) return undefined;
+    pinned.delete(token);
+    pinned.set(token, found);
+    if (pinned.size > PINNED_KEPT) pinned.delete(pinned.keys().next().value as string);
+    return found;
+  };
+  /** Observes on the lease's permit; one that knows none on a semaphore asks about its pinned permit only. */
+  const observeHeld = async (
+    operation: LockOperation,
+    lease: number,
+    token: string,
+    known: number | undefined,
+    request: (member: LockStore, permit: number | undefined) => Promise<Observation>,
+  ): Promise<Observation> => {
+    const permit = permits > 1 && known === undefined ? await pinnedPermit(token, lease) : known;
+    if (permits > 1 && permit === undefined) return NOT_HELD;
+    const seen = await observe(operation, lease, token, permit, (member) => request(member, permit));
+    if (!seen.held) pinned.delete(token);
+    return seen;
+  };
   const round = async (request: TakeRequest, permit: number): Promise<Take> => {
     const { token, lease } = request;
     const nonce = roundId(request.nonce, permit); // own id: an undo never frees another round's permit
@@ -228,10 +272,15 @@ function quorumStore(
       // majorities share a member, where a permit holds one token, so no more holders than permits form.
       // A permit that failed members left undecided does not stop the others; an outage is the answer only
       // when no permit was granted.
+      // Rounds start within half the lease, so the last (a third at most) is answered before the try's wait
+      // for its answer ends: with slow members, `limit` rounds in a row outlasted it, and a full semaphore
+      // read as an outage. The next try goes on from another permit.
       const start = Math.floor(Math.random() * permits);
+      const roundsUntil = monotonicNow() + request.lease / 2;
       let last: Take = { kind: "held", pttl: -1 };
       let outage: unknown;
       for (let step = 0; step < permits && last.kind === "held"; step++) {
+        if (step > 0 && monotonicNow() >= roundsUntil) break;
         try {
           last = await round(request, ((start + step) % permits) + 1);
         } catch (error) {
@@ -247,23 +296,29 @@ function quorumStore(
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
-    async release(token, lease, permit) {
+    async release(token, lease, known) {
       const pending = takes.get(token);
       takes.delete(token);
+      const permit = known ?? pinned.get(token); // none pinned: each member frees the token's permit there
+      pinned.delete(token);
       // Each member's release follows its take, so a grant that lands late is released too.
       const requests = following(pending, (member) => member.release(token, lease, permit));
       remember(releases, token, requests);
       return (await vote("release", lease, requests, Boolean)).held;
     },
-    extend: (token, amount, lease, permit) =>
-      observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
-    renew: (token, lease, permit) =>
-      observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit)),
+    extend: (token, amount, lease, known) =>
+      observeHeld("extend", lease, token, known, (member, permit) =>
+        member.extend(token, amount, lease, permit),
+      ),
+    renew: (token, lease, known) =>
+      observeHeld("renew", lease, token, known, (member, permit) => member.renew(token, lease, permit)),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.
-    async status(token, lease, permit, confirm = true) {
+    async status(token, lease, known, confirm = true) {
       const ask = (confirming: boolean) =>
-        observe("status", lease, token, permit, (member) => member.status(token, lease, permit, confirming));
+        observeHeld("status", lease, token, known, (member, permit) =>
+          member.status(token, lease, permit, confirming),
+        );
       const seen = await ask(false);
       return seen.held && confirm ? ask(true) : seen;
     },

@@ -48,6 +48,8 @@ export type Take =
 export interface Observation {
   readonly held: boolean;
   readonly pttl: number;
+  /** Semaphores' status and renewal: the permit found holding it (1-based), when the request named none. */
+  readonly permit?: number | undefined;
 }
 
 /**
@@ -109,7 +111,7 @@ export async function runScript(
   }
 }
 
-/** Reads a `{held, pttl}` reply. */
-export function observation([held = 0, pttl = -2]: number[]): Observation {
-  return { held: held === 1, pttl: held === 1 ? pttl : -2 };
+/** Reads a `{held, pttl, permit?}` reply. */
+export function observation([held = 0, pttl = -2, permit]: number[]): Observation {
+  return held === 1 ? { held: true, pttl, permit } : { held: false, pttl: -2 };
 }
