@@ -1,12 +1,15 @@
 // Checks the package as users receive it: packs the tarball, then runs attw and publint on it,
 // proves the browser build bundles no Redis client and works without Node, proves the type
-// declarations compile for a consumer whose `lib` is plain ES2022, and reports the sizes.
+// declarations compile for a consumer whose `lib` is plain ES2022, proves each import's bundle from the
+// one-file dist/ holds no more than one from src/'s modules (what `sideEffects: false` promises), and
+// reports the sizes.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { runInNewContext } from "node:vm";
 import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -85,6 +88,29 @@ try {
     }
   }
   process.stdout.write("none\n");
+
+  step("each import bundles only its own code (dist/ against src/'s modules)");
+  // In the one file dist/index.js, a bundler drops an unused top-level statement only if it can prove it
+  // pure: a template literal with a substitution, or a read of `Number.POSITIVE_INFINITY`, it keeps, and
+  // with them every script they name (the Lock's Lua sat in every Debounce and quorum bundle).
+  const gzipOf = async (from, exports) => {
+    const result = await build({
+      stdin: { contents: `export { ${exports} } from "${from}";`, resolveDir: root, loader: "ts" },
+      bundle: true,
+      minify: true,
+      format: "esm",
+      platform: "neutral",
+      mainFields: ["module", "main"],
+      write: false,
+    });
+    return gzipSync(result.outputFiles[0].contents, { level: 9 }).length;
+  };
+  for (const exports of ["Lock", "FairLock", "Semaphore", "Lock, quorum", "enableWakeUps", "Debounce"]) {
+    const [dist, src] = [await gzipOf("./dist/index.js", exports), await gzipOf("./src/index.ts", exports)];
+    process.stdout.write(`import { ${exports} }: ${dist} B gzip from dist/, ${src} B from src/\n`);
+    // A margin for what one file lays out differently (the Symbol.asyncDispose shim, helper names).
+    if (dist > src + 100) throw new Error(`import { ${exports} } bundles ${dist - src} B more from dist/`);
+  }
 
   step("declarations for a consumer with lib es2022 and no @types/node");
   const consumer = join(work, "consumer");

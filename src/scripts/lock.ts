@@ -6,7 +6,6 @@ import { TRIES } from "./tries";
 // first run did. All keys share a hash slot; Lua stays comment-free (it ships in bundles).
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
-const CHANNEL = `"lock-events:" .. redis.sha1hex(KEYS[1])`;
 // The receipt lists the last 32 release and extend call ids (newest first), as a permit's releases are kept:
 // a re-sent call finds its own first run among later ones (one other release and the token taken again
 // elsewhere in between made a re-sent release delete that newer hold).
@@ -27,7 +26,7 @@ end
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
 // While the lock is free the grant names the tries that must take nothing: a released hold's, and undone ones
 // that had not arrived (a copy its client gave up on may still come), for 30 s.
-const TAKE = `${TRIES}local holder, grant = redis.call("GET", KEYS[1]), redis.call("GET", KEYS[2])
+const TAKE = `local holder, grant = redis.call("GET", KEYS[1]), redis.call("GET", KEYS[2])
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
@@ -48,7 +47,7 @@ elseif grant then
   end
 end
 if not holder then
-  redis.call("PUBLISH", ${CHANNEL}, "acquired")
+  redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
 end
 `;
 
@@ -62,7 +61,7 @@ end
  * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
  *          its remaining lease in ms, -1 when that key has no expiry).
  */
-export const takeLock = /* @__PURE__ */ defineScript("acquire", TAKE, `return {1}\n`);
+export const takeLock = /* @__PURE__ */ defineScript("acquire", TRIES, TAKE, `return {1}\n`);
 
 /**
  * {@link takeLock}, issuing a fencing token from a counter that never expires (Upstash persists it), so the
@@ -70,6 +69,7 @@ export const takeLock = /* @__PURE__ */ defineScript("acquire", TAKE, `return {1
  */
 export const takeLockCountedFence = /* @__PURE__ */ defineScript(
   "acquire",
+  TRIES,
   TAKE,
   `local fence = redis.call("INCR", KEYS[3])
 redis.call("PERSIST", KEYS[3])
@@ -84,6 +84,7 @@ return {1, fence}
  */
 export const takeLockClockFence = /* @__PURE__ */ defineScript(
   "acquire",
+  TRIES,
   TAKE,
   `local clock = redis.call("TIME")
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
@@ -131,7 +132,7 @@ end
 if not undo then
   receipt(ARGV[2])
 end
-redis.call("PUBLISH", ${CHANNEL}, "released")
+redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "released")
 return 1
 `,
 );
