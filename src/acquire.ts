@@ -44,7 +44,7 @@ export interface AcquisitionContext extends LeaseOwner {
   readonly gate?: TokenGate | undefined;
 }
 
-const NEVER = Number.POSITIVE_INFINITY;
+const NEVER = Infinity; // not Number.POSITIVE_INFINITY: a bundler keeps a property read it cannot prove pure
 
 /**
  * Tries and waits, never past the holder's lease or the timeout. Each request, a subscription too, counts
@@ -169,6 +169,8 @@ export async function acquire({
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
+      else if (turnEnds)
+        erringSince = undefined; // a release waited for was answered: no silence
       else if (!local) {
         erringSince = undefined;
         refused = Math.min(refused, now - sentAt);

@@ -30,7 +30,8 @@ export interface LeaseContext extends LeaseOwner {
   readonly onLost: ((error: LockLostError) => void) | undefined;
   /**
    * Called when the lease ends: lost, given up, run out (such a lease is watched), or released, once Redis
-   * answered (or the lease passed); again when a failed release is retried. Must be idempotent.
+   * answered or the key surely expired (a failed release: at the lease's end, unless a retry is answered
+   * first). May be called more than once: must be idempotent.
    */
   readonly onEnd?: (() => void) | undefined;
 }
@@ -72,6 +73,7 @@ export class Lease implements AsyncDisposable {
   #watched: boolean; // its loss or end is observable (signal, onLost, auto-extend, onEnd): deadline timed
   #cancelDeadline: (() => void) | undefined;
   #cancelRenewal: (() => void) | undefined;
+  #cancelHandOver: (() => void) | undefined; // a failed release hands the turn on when the key surely expired
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
   #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
@@ -147,8 +149,9 @@ export class Lease implements AsyncDisposable {
     // Past the lease, Redis has expired the key: the caller need not wait for the answer, nor for a same-token
     // try in flight (below); what is left of it runs in the background.
     const limit = this.#confirmed ? this.#deadline + clockDriftAllowance(lease) - monotonicNow() : lease;
-    // Released from now on: no renewal, no loss report. The Lock's next caller waits for the answer (`onEnd`
-    // below): this caller's `await using` after `release()` must still find its own lease current.
+    // Released from now on: no renewal, no loss report. The Lock's next caller waits until Redis answered, or
+    // the key surely expired (`#handOver`): this caller's `await using` after `release()`, or its retry of a
+    // failed one, must still find its own lease current, not the next caller's.
     this.#end(false);
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
@@ -156,10 +159,10 @@ export class Lease implements AsyncDisposable {
       released = await this.#within(releasing, limit);
     } catch (error) {
       this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
+      this.#cancelHandOver ??= backgroundTimer(limit, () => this.#handOver());
       throw error;
-    } finally {
-      this.#c.onEnd?.();
     }
+    if (released === TIMED_OUT) this.#handOver(); // the key expired with the lease
     if (released !== TIMED_OUT) this.#gone = true;
     else void releasing.then(() => (this.#gone = true)).catch(() => {}); // still sent once tries settle
     return released === TIMED_OUT ? false : released;
@@ -170,12 +173,25 @@ export class Lease implements AsyncDisposable {
     // A same-token try in flight may take the hold over (this lease is then retired). Checked again after each
     // wait, and not awaited when none is: a try sent in between would overlap this release.
     while (tokens?.settled("trying", token)) await tokens.settled("trying", token);
-    if (!this.releasable) return false;
-    const request = store.release(token, lease, permit);
-    // A same-token try waits for the request itself, even past the lease: one sent meanwhile could take the
-    // expired key again, and this request, landing after it, would delete that hold.
-    tokens?.track("releasing", token, request);
-    return request;
+    if (!this.releasable) {
+      this.#handOver(); // a newer lease of the token took the hold over meanwhile
+      return false;
+    }
+    // Answered, the turn passes in the same tick, before a same-token try waiting for the request itself goes
+    // (even past the lease: one sent meanwhile could take the expired key again, and this request, landing
+    // after it, would delete that hold).
+    const answered = store.release(token, lease, permit).then((released) => {
+      this.#handOver();
+      return released;
+    });
+    tokens?.track("releasing", token, answered);
+    return answered;
+  }
+
+  /** Hands the instance's turn on after a release (`onEnd`, idempotent). */
+  #handOver(): void {
+    this.#cancelHandOver?.();
+    this.#c.onEnd?.();
   }
 
   /**

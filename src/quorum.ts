@@ -22,9 +22,6 @@ const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
 /** What is said of a token that holds nothing. */
 const NOT_HELD: Observation = { held: false, pttl: -2 };
 
-/** Tokens whose permit {@link quorumStore} keeps for leases that know none: the most recently found. */
-const PINNED_KEPT = 1_000;
-
 /**
  * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a majority
  * of them hold it (Redlock). Give an odd number of clients, each on a separate Redis, with no replication.
@@ -79,8 +76,6 @@ function quorumStore(
   const releases = new Map<string, readonly Promise<unknown>[]>();
   /** By round: each member's take still in flight, which an undo of that round must follow. */
   const inFlight = new Map<string, readonly Promise<unknown>[]>();
-  /** By token: the permit a lease that knows none (`Semaphore.permit(uuid)`) was found holding on a majority. */
-  const pinned = new Map<string, number>();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
   const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
@@ -200,28 +195,24 @@ function quorumStore(
     return { held, pttl: held ? Math.min(...pttls) : -2 };
   };
   /**
-   * The permit a semaphore lease that knows none holds: one that a majority finds the token holding (keys of
-   * it on different permits of different members, a failed round's leftovers, are no majority: counted as
-   * one, `limit` + 1 holders would form). Found by a look round, then kept; undefined when none.
+   * The permit a semaphore lease that knows none (`Semaphore.permit(uuid)`) holds, by a look round: one that
+   * a majority finds the token holding, with its shortest lease left; undefined when none. Keys of it on
+   * different permits of different members (a failed round's leftovers) are no majority: counted as one,
+   * `limit` + 1 holders would form. Asked anew each time: the uuid may since hold another permit.
    */
-  const pinnedPermit = async (token: string, lease: number): Promise<number | undefined> => {
-    const known = pinned.get(token);
-    if (known !== undefined) return known;
+  const majorityPermit = async (token: string, lease: number) => {
     const looks = members.map((member) => member.status(token, lease, undefined, false));
     const { answers } = await vote("status", lease, looks, (seen) => seen.held);
-    const votes = new Map<number, number>();
+    const found = new Map<number, number[]>(); // permit: the lease left on each member holding it
     for (const answer of answers) {
-      const permit = answer?.ok ? answer.value.permit : undefined;
-      if (permit !== undefined) votes.set(permit, (votes.get(permit) ?? 0) + 1);
+      const seen = answer?.ok ? answer.value : undefined;
+      if (seen?.permit !== undefined) found.set(seen.permit, [...(found.get(seen.permit) ?? []), seen.pttl]);
     }
-    const found = [...votes].find(([, count]) => count >= majority)?.[0];
-    if (found === undefined) return undefined;
-    pinned.delete(token);
-    pinned.set(token, found);
-    if (pinned.size > PINNED_KEPT) pinned.delete(pinned.keys().next().value as string);
-    return found;
+    for (const [permit, pttls] of found)
+      if (pttls.length >= majority) return { permit, pttl: Math.min(...pttls) };
+    return undefined;
   };
-  /** Observes on the lease's permit; one that knows none on a semaphore asks about its pinned permit only. */
+  /** Observes on the lease's permit; one that knows none on a semaphore, on the permit a majority holds. */
   const observeHeld = async (
     operation: LockOperation,
     lease: number,
@@ -229,11 +220,10 @@ function quorumStore(
     known: number | undefined,
     request: (member: LockStore, permit: number | undefined) => Promise<Observation>,
   ): Promise<Observation> => {
-    const permit = permits > 1 && known === undefined ? await pinnedPermit(token, lease) : known;
-    if (permits > 1 && permit === undefined) return NOT_HELD;
-    const seen = await observe(operation, lease, token, permit, (member) => request(member, permit));
-    if (!seen.held) pinned.delete(token);
-    return seen;
+    const found = permits > 1 && known === undefined ? await majorityPermit(token, lease) : undefined;
+    if (permits > 1 && known === undefined && !found) return NOT_HELD;
+    const permit = known ?? found?.permit;
+    return observe(operation, lease, token, permit, (member) => request(member, permit));
   };
   const round = async (request: TakeRequest, permit: number): Promise<Take> => {
     const { token, lease } = request;
@@ -296,11 +286,9 @@ function quorumStore(
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
-    async release(token, lease, known) {
+    async release(token, lease, permit) {
       const pending = takes.get(token);
       takes.delete(token);
-      const permit = known ?? pinned.get(token); // none pinned: each member frees the token's permit there
-      pinned.delete(token);
       // Each member's release follows its take, so a grant that lands late is released too.
       const requests = following(pending, (member) => member.release(token, lease, permit));
       remember(releases, token, requests);
@@ -315,11 +303,13 @@ function quorumStore(
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.
     async status(token, lease, known, confirm = true) {
+      const found = permits > 1 && known === undefined ? await majorityPermit(token, lease) : undefined;
+      if (permits > 1 && known === undefined && !found) return NOT_HELD;
+      const permit = known ?? found?.permit;
       const ask = (confirming: boolean) =>
-        observeHeld("status", lease, token, known, (member, permit) =>
-          member.status(token, lease, permit, confirming),
-        );
-      const seen = await ask(false);
+        observe("status", lease, token, permit, (member) => member.status(token, lease, permit, confirming));
+      // A permit just found on a majority was the look.
+      const seen: Observation = found ? { held: true, pttl: found.pttl } : await ask(false);
       return seen.held && confirm ? ask(true) : seen;
     },
   };

@@ -1,5 +1,6 @@
 import type { LuaScript, ScriptText } from "../scripts/script";
 import { describeValue } from "../validate";
+import { isClientTimeout } from "./failure";
 import { normalizeReply, type ScriptReply } from "./reply";
 
 /** A value a script argument may take; numbers are sent as their decimal text. */
@@ -71,23 +72,38 @@ export function assertRedisClient(name: string, value: unknown): asserts value i
 
 type Send = (scriptOrSha1: string, keys: string[], args: ScriptArgument[]) => Promise<unknown>;
 
+/**
+ * A TCP client's timeout while it was not connected (the command waited in its offline queue): Redis was not
+ * reached, whatever the message says ("Command timed out"), so it is re-thrown as such, its cause the original.
+ */
+function unreachedWhenOffline(connected: () => boolean) {
+  return (error: unknown): never => {
+    if (connected() || !isClientTimeout(error)) throw error;
+    throw new Error("the client is not connected (the command timed out waiting for a connection)", {
+      cause: error,
+    });
+  };
+}
+
 /** How one kind of client sends a script in full, and by SHA-1 when it can. */
 function transport(client: RedisClient): { eval: Send; evalsha: Send | undefined } {
   switch (clientKind(client)) {
     case "ioredis": {
       const io = client as IoRedisClient;
       const flat = (keys: string[], args: ScriptArgument[]) => [...keys, ...args.map(String)];
+      const offline = unreachedWhenOffline(() => (client as { status?: unknown }).status === "ready");
       return {
-        eval: (source, keys, args) => io.eval(source, keys.length, ...flat(keys, args)),
-        evalsha: (sha1, keys, args) => io.evalsha(sha1, keys.length, ...flat(keys, args)),
+        eval: (source, keys, args) => io.eval(source, keys.length, ...flat(keys, args)).catch(offline),
+        evalsha: (sha1, keys, args) => io.evalsha(sha1, keys.length, ...flat(keys, args)).catch(offline),
       };
     }
     case "node-redis": {
       const node = client as NodeRedisClient;
       const options = (keys: string[], args: ScriptArgument[]) => ({ keys, arguments: args.map(String) });
+      const offline = unreachedWhenOffline(() => (client as { isReady?: unknown }).isReady !== false);
       return {
-        eval: (source, keys, args) => node.eval(source, options(keys, args)),
-        evalsha: (sha1, keys, args) => node.evalSha(sha1, options(keys, args)),
+        eval: (source, keys, args) => node.eval(source, options(keys, args)).catch(offline),
+        evalsha: (sha1, keys, args) => node.evalSha(sha1, options(keys, args)).catch(offline),
       };
     }
     default: {

@@ -1,0 +1,76 @@
+// A shared Lock handed its turn on when a release() threw, though Redis had not answered it (review
+// helper-27). docs/api.md says to call release() again; if the failed release ran (its reply lost), the
+// next caller took the lock at once, and the first caller's retry (or its `await using`) released "the
+// current lease": the next caller's. The turn now passes at the lease's end, unless a retry is answered.
+import { describe, expect, it } from "vitest";
+import { Lock } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+import { pause, within } from "./support/time";
+
+const wire = useWire(() => sharedEndpoint());
+
+describe("a shared Lock whose release() threw", () => {
+  it("retrying release() as documented leaves the next caller's hold alone", async () => {
+    const id = uniqueId("failed-release-turn");
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    expect(await lock.acquire()).toBe(true);
+    let bSignal: AbortSignal | undefined;
+    const b = lock.acquire({ retry: { attempts: 20, delay: 50 } }).then((ok) => {
+      bSignal = lock.signal;
+      return ok;
+    });
+    await pause(20);
+    // A's release runs in Redis; its reply is lost (the client throws).
+    wire().passThrough.faults.dropReplies(2);
+    const firstError = await lock.release().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(firstError).toBeInstanceOf(Error);
+    await pause(100); // A backs off, then retries as docs/api.md says
+    const retried = await lock.release().catch(() => "threw");
+    const bGot = await within(b, 5_000, "B's acquire");
+    const other = new Lock({ id, redis: wire().direct, lease: 1_000 });
+    const otherGotIt = await other.acquire({ retry: { attempts: 1 } });
+    await other.release();
+    await lock.release().catch(() => false);
+    expect({ retried, bGot, bSignalAborted: bSignal?.aborted, otherGotIt }).toEqual({
+      retried: false,
+      bGot: true,
+      bSignalAborted: false,
+      otherGotIt: false,
+    });
+  });
+
+  it("await using after a caught release() error leaves the next caller's hold alone", async () => {
+    const id = uniqueId("failed-release-dispose");
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    let b: Promise<boolean> | undefined;
+    let bSignal: AbortSignal | undefined;
+    {
+      await using held = await lock.acquireOrThrow();
+      b = lock.acquire({ retry: { attempts: 20, delay: 50 } }).then((ok) => {
+        bSignal = lock.signal;
+        return ok;
+      });
+      await pause(20);
+      wire().passThrough.faults.dropReplies(2);
+      try {
+        await held.release();
+      } catch {
+        await pause(50); // e.g. logging the error somewhere
+      }
+    }
+    const bGot = await within(b, 5_000, "B's acquire");
+    const other = new Lock({ id, redis: wire().direct, lease: 1_000 });
+    const otherGotIt = await other.acquire({ retry: { attempts: 1 } });
+    await other.release();
+    await lock.release().catch(() => false);
+    expect({ bGot, bSignalAborted: bSignal?.aborted, otherGotIt }).toEqual({
+      bGot: true,
+      bSignalAborted: false,
+      otherGotIt: false,
+    });
+  });
+});

@@ -1,0 +1,29 @@
+// A same-token acquire that waits for the token's release in flight (its gate), then for the instance's turn
+// (review helper-27): the turn passed a few microtasks after the answer the gate waits for, so the try after
+// the gate met the releasing lease's turn and spent an attempt. The turn now passes in the same tick.
+import { describe, expect, it } from "vitest";
+import { Lock } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+import { pause, within } from "./support/time";
+
+const wire = useWire(() => sharedEndpoint());
+
+describe("same-uuid acquire while that uuid's release is in flight on a shared Lock", () => {
+  it("takes the lock once the release is answered (2 attempts: one wait, one try)", async () => {
+    const id = uniqueId("uuid-turn");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    wire().passThrough.faults.delayRepliesNext(1, 300);
+    const releasing = lock.release();
+    await pause(20);
+    const before = wire().requests();
+    const b = lock.acquire({ uuid, retry: { attempts: 2, delay: 2_000 } });
+    expect(await releasing).toBe(true);
+    const bGot = await within(b, 5_000, "B's acquire");
+    const requests = wire().requests() - before;
+    await lock.release().catch(() => false);
+    expect({ bGot, requests }).toEqual({ bGot: true, requests: 1 });
+  });
+});
