@@ -153,13 +153,14 @@ export class Lease implements AsyncDisposable {
     // the key surely expired (`#handOver`): this caller's `await using` after `release()`, or its retry of a
     // failed one, must still find its own lease current, not the next caller's.
     this.#end(false);
+    const keyEndsAt = monotonicNow() + limit;
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
     try {
       released = await this.#within(releasing, limit);
     } catch (error) {
       this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
-      this.#cancelHandOver ??= backgroundTimer(limit, () => this.#handOver());
+      this.#cancelHandOver ??= backgroundTimer(keyEndsAt - monotonicNow(), () => this.#handOver());
       throw error;
     }
     if (released === TIMED_OUT) this.#handOver(); // the key expired with the lease

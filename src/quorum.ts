@@ -98,14 +98,14 @@ function quorumStore(
     kind.set(token, all);
     void Promise.allSettled(all).then(() => kind.get(token) === all && kind.delete(token));
   };
-  // Resolves once the answers so far (undefined: pending) decide: a majority of yes, or more than a minority
-  // of no, or of failures. A mix of no and failures waits for the rest (each bounded), which tell contention
-  // from an outage. The rest finish in the background.
+  const minority = members.length - majority;
+  // Resolves once the answers so far (undefined: pending) are `decided`, or all came (each bounded). The
+  // rest finish in the background.
   const ask = <T>(
     operation: LockOperation,
     requests: readonly Promise<T>[],
     lease: number,
-    yes: (value: T) => boolean,
+    decided: (answers: Answers<T>) => boolean,
   ) => {
     const limit = Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
     const answers: (Answer<T> | undefined)[] = requests.map(() => undefined);
@@ -126,10 +126,7 @@ function quorumStore(
           )
           .then((answer) => {
             answers[index] = answer;
-            const { ayes, noes, errors } = count(answers, yes);
-            const minority = members.length - majority;
-            if (++answered === requests.length || ayes >= majority || noes > minority || errors > minority)
-              resolve([...answers]);
+            if (++answered === requests.length || decided(answers)) resolve([...answers]);
           });
       });
     });
@@ -139,8 +136,25 @@ function quorumStore(
     const errors = answers.filter((answer) => answer && !answer.ok).length;
     return { ayes, errors, noes: answers.filter(Boolean).length - ayes - errors };
   };
+  // Decided by a majority of yes, or more than a minority of no, or of failures. A mix of no and failures
+  // waits for the rest, which tell contention from an outage.
+  const byVote =
+    <T>(yes: (value: T) => boolean) =>
+    (answers: Answers<T>) => {
+      const { ayes, noes, errors } = count(answers, yes);
+      return ayes >= majority || noes > minority || errors > minority;
+    };
   const failures = (answers: Answers<unknown>): InstanceFailure[] =>
     answers.flatMap((answer, instance) => (answer && !answer.ok ? [{ instance, error: answer.error }] : []));
+  /** By permit: the lease left on each member that found the token holding it. */
+  const holdersByPermit = (answers: Answers<Observation>) => {
+    const found = new Map<number, number[]>();
+    for (const answer of answers) {
+      const seen = answer?.ok ? answer.value : undefined;
+      if (seen?.permit !== undefined) found.set(seen.permit, [...(found.get(seen.permit) ?? []), seen.pttl]);
+    }
+    return [...found];
+  };
   /** Too many members failed to tell: a LockRedisError that names each. */
   const failed = (operation: LockOperation, answers: Answers<unknown>) => {
     const instances = failures(answers);
@@ -164,7 +178,7 @@ function quorumStore(
     requests: Promise<T>[],
     yes: (value: T) => boolean,
   ) => {
-    const answers = await ask(operation, requests, lease, yes);
+    const answers = await ask(operation, requests, lease, byVote(yes));
     const { ayes } = count(answers, yes);
     if (ayes >= majority) return { held: true, answers };
     if (ayes + answers.filter((answer) => !answer?.ok).length < majority) return { held: false, answers };
@@ -202,14 +216,19 @@ function quorumStore(
    */
   const majorityPermit = async (token: string, lease: number) => {
     const looks = members.map((member) => member.status(token, lease, undefined, false));
-    const { answers } = await vote("status", lease, looks, (seen) => seen.held);
-    const found = new Map<number, number[]>(); // permit: the lease left on each member holding it
-    for (const answer of answers) {
-      const seen = answer?.ok ? answer.value : undefined;
-      if (seen?.permit !== undefined) found.set(seen.permit, [...(found.get(seen.permit) ?? []), seen.pttl]);
-    }
-    for (const [permit, pttls] of found)
-      if (pttls.length >= majority) return { permit, pttl: Math.min(...pttls) };
+    // Decided once one permit has a majority, or none can; holders on a mix of permits wait for the rest.
+    const onOne = (answers: Answers<Observation>) =>
+      holdersByPermit(answers).find(([, pttls]) => pttls.length >= majority);
+    const answers = await ask("status", looks, lease, (heard) => {
+      const { noes, errors } = count(heard, (seen) => seen.held);
+      return onOne(heard) !== undefined || noes > minority || errors > minority;
+    });
+    const [permit, pttls = []] = onOne(answers) ?? [];
+    if (permit !== undefined) return { permit, pttl: Math.min(...pttls) };
+    // Failed members that could have made one permit's majority decided it: an outage, as `vote` rules.
+    const failing = failures(answers).length;
+    const open = holdersByPermit(answers).some(([, holders]) => holders.length + failing >= majority);
+    if (failing > 0 && (open || failing >= majority)) throw failed("status", answers);
     return undefined;
   };
   /** Observes on the lease's permit; one that knows none on a semaphore, on the permit a majority holds. */
@@ -235,7 +254,12 @@ function quorumStore(
     const flying = requests.map((take) => Promise.allSettled([take]));
     inFlight.set(nonce, flying);
     void Promise.allSettled(flying).then(() => inFlight.get(nonce) === flying && inFlight.delete(nonce));
-    const answers = await ask("acquire", requests, lease, (take) => take.kind === "acquired");
+    const answers = await ask(
+      "acquire",
+      requests,
+      lease,
+      byVote((take: Take) => take.kind === "acquired"),
+    );
     const { ayes } = count(answers, (take) => take.kind === "acquired");
     if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
       remember(takes, token, requests);
