@@ -16,7 +16,7 @@ describe("a shared Lock whose release() threw", () => {
     const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
     expect(await lock.acquire()).toBe(true);
     let bSignal: AbortSignal | undefined;
-    const b = lock.acquire({ retry: { attempts: 20, delay: 50 } }).then((ok) => {
+    const b = lock.acquire({ timeout: 4_000, retry: { delay: 50 } }).then((ok) => {
       bSignal = lock.signal;
       return ok;
     });
@@ -50,7 +50,7 @@ describe("a shared Lock whose release() threw", () => {
     let bSignal: AbortSignal | undefined;
     {
       await using held = await lock.acquireOrThrow();
-      b = lock.acquire({ retry: { attempts: 20, delay: 50 } }).then((ok) => {
+      b = lock.acquire({ timeout: 4_000, retry: { delay: 50 } }).then((ok) => {
         bSignal = lock.signal;
         return ok;
       });

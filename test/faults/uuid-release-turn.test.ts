@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
-import { pause, within } from "./support/time";
+import { waitUntil, within } from "./support/time";
 
 const wire = useWire(() => sharedEndpoint());
 
@@ -16,8 +16,10 @@ describe("same-uuid acquire while that uuid's release is in flight on a shared L
     const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
     expect(await lock.acquire({ uuid })).toBe(true);
     wire().passThrough.faults.delayRepliesNext(1, 300);
+    const sent = wire().requests();
     const releasing = lock.release();
-    await pause(20);
+    // Counted from once the release reached the wire (on a busy machine it may take longer than a pause).
+    await waitUntil(() => wire().requests() > sent, "the release to reach the wire");
     const before = wire().requests();
     const b = lock.acquire({ uuid, retry: { attempts: 2, delay: 2_000 } });
     expect(await releasing).toBe(true);
