@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import {
+  InstanceTimeoutError,
+  isLockError,
+  LockAcquisitionError,
+  LockLostError,
+  LockRedisError,
+} from "../../src/errors";
+import { UnreadableReplyError } from "../../src/redis/reply";
+
+describe("LockAcquisitionError", () => {
+  const base = { attempts: 3, elapsedMs: 204.6 };
+
+  it("says how many tries, how long, and that another owner held it", () => {
+    const error = new LockAcquisitionError("job", { ...base, reason: "held" });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: it is held by another owner',
+    );
+    expect(error).toMatchObject({ code: "LOCK_NOT_ACQUIRED", lockId: "job", attempts: 3, reason: "held" });
+    expect(error.cause).toBeUndefined();
+  });
+
+  it("names another caller of this instance when that was the holder, as nothing was asked of Redis", () => {
+    const error = new LockAcquisitionError("job", { ...base, attempts: 1, reason: "held", here: true });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 1 attempt in 205 ms: another caller of this instance held it or was acquiring it',
+    );
+  });
+
+  it("on a timeout, tells both the last answer and the try the timeout cut off, which is the cause", () => {
+    const cutOff = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 50));
+    const error = new LockAcquisitionError("job", { ...base, reason: "timeout", error: cutOff });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: the timeout ran out while another owner held it, as the last answer said; then Redis did not answer (no reply within 50 ms)',
+    );
+    expect(error.cause).toBe(cutOff);
+  });
+
+  it("on a Redis error, says what Redis did, never that the lock was held", () => {
+    const down = new LockRedisError("job", "acquire", new Error("connect ECONNREFUSED 127.0.0.1:1"));
+    const error = new LockAcquisitionError("job", { ...base, reason: "redis-error", error: down });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: Redis could not be reached: connect ECONNREFUSED 127.0.0.1:1',
+    );
+    expect(error.message).not.toMatch(/held/);
+  });
+});
+
+describe("LockRedisError", () => {
+  it.each([
+    [
+      new InstanceTimeoutError("job", "release", 10_000),
+      {},
+      "Redis did not answer (no reply within 10000 ms)",
+    ],
+    [
+      new Error("WRONGPASS invalid username-password pair"),
+      { refused: true },
+      "Redis refused the request: WRONGPASS invalid username-password pair",
+    ],
+    [
+      Object.assign(new Error("Command timed out"), {}),
+      {},
+      "Redis did not answer (the client's timeout: Command timed out)",
+    ],
+    [
+      new UnreadableReplyError("Expected a script reply of integers or nil, got an object (object)"),
+      {},
+      "Redis answered in a form the lock cannot read (check the client's reply settings): Expected a script reply of integers or nil, got an object (object)",
+    ],
+    [new TypeError("fetch failed"), {}, "Redis could not be reached: fetch failed"],
+  ] as const)("reads %o as the truth about Redis", (cause, options, reason) => {
+    const error = new LockRedisError("job", "release", cause, options);
+    expect(error.reason).toBe(reason);
+    expect(error.message).toBe(`Redis request for release of lock "job" failed: ${reason}`);
+    expect(error.refused).toBe("refused" in options);
+  });
+
+  it("takes the token out of the message and of the cause it keeps, stack included", () => {
+    const secret = "9f1c-secret-token";
+    const original = new Error(`ERR Error running script, command was: [evalsha, abc, 1, job, ${secret}]`);
+    const error = new LockRedisError("job", "acquire", original, { refused: true, secret });
+    const cause = error.cause as Error;
+    expect(cause).not.toBe(original);
+    expect(`${error.message} ${cause.message} ${cause.stack}`).not.toContain(secret);
+  });
+});
+
+describe("LockLostError", () => {
+  it("says whether Redis named another holder or the deadline passed, and whether renewals were failing", () => {
+    expect(new LockLostError("job", "taken").message).toMatch(
+      /^Lock "job" was lost: Redis holds another token/,
+    );
+    expect(new LockLostError("job", "expired").message).toBe('Lock "job" was lost: its lease ran out');
+    expect(new LockLostError("job", "expired", true).message).toBe(
+      'Lock "job" was lost: no renewal succeeded before the lease ran out',
+    );
+    expect(new LockLostError("job", "not-held")).toMatchObject({ code: "LOCK_LOST", reason: "not-held" });
+  });
+});
+
+describe("isLockError", () => {
+  it("knows the library's errors, also from another copy of the package, and nothing else", () => {
+    const copy = Object.assign(new Error("from the CJS copy"), { code: "LOCK_LOST", lockId: "job" });
+    expect(isLockError(new LockLostError("job", "taken"))).toBe(true);
+    expect(isLockError(copy)).toBe(true);
+    expect(isLockError(Object.assign(new Error("x"), { code: "ECONNRESET", lockId: "job" }))).toBe(false);
+    expect(isLockError({ code: "LOCK_LOST", lockId: "job" })).toBe(false); // not an Error
+    expect(isLockError(undefined)).toBe(false);
+  });
+});
