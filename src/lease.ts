@@ -381,9 +381,12 @@ export class Lease implements AsyncDisposable {
     // hold, which the try's undo (its caller gave up on it) could then not free.
     const request = store.renew(token, lease, permit);
     this.#c.tokens?.track("releasing", token, request);
-    // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline.
+    // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
+    // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
     const answer = await within(request, patience, answerLate).catch((error: unknown) =>
-      error instanceof LockRedisError && /\bWRONGTYPE\b/.test(error.reason) ? NOT_HELD : TIMED_OUT,
+      error instanceof LockRedisError && error.refused && /\bWRONGTYPE\b/.test(error.reason)
+        ? NOT_HELD
+        : TIMED_OUT,
     );
     if (answer !== TIMED_OUT) return this.#renewed(sentAt, answer);
     if (answeredLate) return;
@@ -424,11 +427,16 @@ export class Lease implements AsyncDisposable {
 /** What Redis says of a token that holds nothing. */
 const NOT_HELD: Observation = { held: false, pttl: -2 };
 
-/** Runs `work` with the signal and lease, then releases; a failed release is ignored (the key expires). */
+/**
+ * Checks `work` before acquiring, runs it with the lease's signal and lease, then releases; a failed release
+ * is ignored (the key expires).
+ */
 export async function runHolding<T>(
-  lease: Lease,
   work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
+  acquire: () => Promise<Lease>,
 ): Promise<T> {
+  check("work", work, "function", true);
+  const lease = await acquire();
   try {
     return await work(lease.signal, lease);
   } finally {

@@ -145,7 +145,7 @@ export class Lock implements AsyncDisposable {
     work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     config?: LockAcquireConfig,
   ): Promise<T> {
-    return runHolding(await this.#acquireLease(config), work);
+    return runHolding(work, () => this.#acquireLease(config));
   }
 
   /**

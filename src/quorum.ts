@@ -162,9 +162,10 @@ function quorumStore(
       ({ instance, error }) =>
         `#${instance}: ${error instanceof LockRedisError ? error.reason : error.message}`,
     );
-    const refused =
-      instances.length > 0 &&
-      instances.every(({ error }) => error instanceof LockRedisError && error.refused);
+    // Refused only when refusals alone leave no majority: a refusing minority fails like one that is down,
+    // and the others may still grant once a holder is gone.
+    const refusals = instances.filter(({ error }) => error instanceof LockRedisError && error.refused);
+    const refused = refusals.length > minority;
     const cause = new AggregateError(
       instances.map((failure) => failure.error),
       `${instances.length} of ${answers.length} instances failed: ${summary.join("; ")}`,
@@ -263,6 +264,15 @@ function quorumStore(
     const { ayes } = count(answers, (take) => take.kind === "acquired");
     if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
       remember(takes, token, requests);
+      // A member's take that failed may still run (a copy its client gave up on): undone, as on one server,
+      // lest it take the key after the release went by. The hold stands on the members that granted.
+      requests.forEach((take, index) => {
+        const undo = (error: unknown) =>
+          error instanceof LockRedisError && error.refused
+            ? undefined
+            : (members[index] as LockStore).undo(token, nonce, lease);
+        background.add(take.catch(undo));
+      });
       return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
     }
     // Not enough: undo what this round took or may yet take, so the next one starts clean.

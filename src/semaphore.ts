@@ -80,7 +80,7 @@ export class Semaphore {
     work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     config?: LockAcquireConfig,
   ): Promise<T> {
-    return runHolding(await this.acquireOrThrow(config), work);
+    return runHolding(work, () => this.acquireOrThrow(config));
   }
 
   /**

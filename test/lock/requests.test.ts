@@ -1,6 +1,6 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { Debounce, Lock, LockAcquisitionError, LockRedisError } from "../../src/index";
+import { Debounce, Lock, LockAcquisitionError, LockRedisError, Semaphore } from "../../src/index";
 import { within } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
@@ -58,6 +58,11 @@ describe("bad input is rejected before any request", () => {
       () => lock.extend(Number.NaN),
       () => lock.extend(Number.POSITIVE_INFINITY),
       () => lock.extend("1500" as never),
+      // runExclusive checks its work before acquiring (review helper-32: it took the lock, then threw the
+      // engine's TypeError, or waited out a held lock's whole timeout and never said the work was missing).
+      () => lock.runExclusive(undefined as never),
+      () => lock.runExclusive("work" as never),
+      () => new Semaphore({ id: "s", redis, limit: 2 }).runExclusive(null as never),
     ];
     for (const call of invalidCalls) {
       await expect(call()).rejects.toThrow(/Expected `/);
