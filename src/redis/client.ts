@@ -126,6 +126,7 @@ interface ClientState {
   readonly send: ReturnType<typeof transport>;
   readonly cached: Map<ScriptText, string>; // scripts seen in the server's script cache, with their SHA-1s
   refusesKeyLocking: boolean; // the server refused the key-locking shebang: not Upstash, whatever was assumed
+  refusesEvalsha: boolean; // EVALSHA renamed away or denied by an ACL: every script goes in full, as 0.2 sent
 }
 
 const clients = new WeakMap<object, ClientState>();
@@ -139,7 +140,7 @@ const clients = new WeakMap<object, ClientState>();
 export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): ScriptRunner {
   let state = clients.get(client);
   if (state === undefined) {
-    state = { send: transport(client), cached: new Map(), refusesKeyLocking: false };
+    state = { send: transport(client), cached: new Map(), refusesKeyLocking: false, refusesEvalsha: false };
     clients.set(client, state);
   }
   const known = state;
@@ -158,7 +159,7 @@ export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): Scrip
 
 async function send(state: ClientState, script: ScriptText, keys: string[], args: ScriptArgument[]) {
   const { send, cached } = state;
-  if (send.evalsha === undefined) return send.eval(script.source, keys, args);
+  if (send.evalsha === undefined || state.refusesEvalsha) return send.eval(script.source, keys, args);
   const known = cached.get(script);
   if (known === undefined) {
     // The first use sends the text, while its SHA-1 is computed for the calls after it.
@@ -169,7 +170,10 @@ async function send(state: ClientState, script: ScriptText, keys: string[], args
   try {
     return await send.evalsha(known, keys, args);
   } catch (error) {
-    if (!matches(error, /noscript/i)) throw error;
+    // Refused before it ran: the script is not cached there, or the server takes no EVALSHA at all.
+    const refusesEvalsha = matches(error, /^(ERR unknown command|NOPERM)\b.*evalsha/i);
+    if (!refusesEvalsha && !matches(error, /noscript/i)) throw error;
+    state.refusesEvalsha ||= refusesEvalsha;
     return send.eval(script.source, keys, args);
   }
 }
