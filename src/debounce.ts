@@ -1,10 +1,12 @@
+import { InstanceTimeoutError, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import { companionKey } from "./keys";
 import { prefixedKey } from "./options";
-import { sleep } from "./race";
-import { assertRedisClient, type ScriptRunner, scriptRunnerFor } from "./redis/client";
+import { sleep, TIMED_OUT, within } from "./race";
+import { assertRedisClient, type ScriptArgument, type ScriptRunner, scriptRunnerFor } from "./redis/client";
 import { guessServerKind } from "./redis/server";
 import { countCall, isLatestCall } from "./scripts/debounce";
+import type { LuaScript } from "./scripts/script";
 import { runScript } from "./store";
 import type { DebounceConfig } from "./types";
 import { check } from "./validate";
@@ -48,15 +50,25 @@ export class Debounce<Args extends unknown[] = unknown[]> {
   /**
    * Records a call, waits `wait` ms, then runs the callback with `args` unless any process called meanwhile.
    * @returns true when this call ran the callback. The callback's own error propagates.
-   * @throws {LockRedisError} when Redis could not be reached.
+   * @throws {LockRedisError} when Redis could not be reached, or did not answer while the counter lived
+   * (`wait` + 60 s).
    */
   async call(...args: Args): Promise<boolean> {
     const id = newCallId(); // a re-sent request of this call counts once
     const keys = [this.#key, this.#calls];
     const lifetime = this.#wait + COUNTER_GRACE_MS;
-    const [ours = Number.NaN] = await runScript(this.#target, "debounce", countCall, keys, [lifetime, id]);
+    // Each request is useful while the counter lives: past that, one Redis never answered ends the call.
+    const run = async (script: LuaScript, args: ScriptArgument[]) => {
+      const answer = await within(runScript(this.#target, "debounce", script, keys, args), lifetime, (late) =>
+        late.catch(() => {}),
+      );
+      if (answer !== TIMED_OUT) return answer;
+      const { lockId } = this.#target;
+      throw new LockRedisError(lockId, "debounce", new InstanceTimeoutError(lockId, "debounce", lifetime));
+    };
+    const [ours = Number.NaN] = await run(countCall, [lifetime, id]);
     await sleep(this.#wait);
-    const [latest] = await runScript(this.#target, "debounce", isLatestCall, keys, [ours, id]);
+    const [latest] = await run(isLatestCall, [ours, id]);
     if (latest !== 1) return false;
     await this.#callback(...args);
     return true;

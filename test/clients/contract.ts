@@ -722,6 +722,17 @@ async function exerciseDebounceScripts(run: Run): Promise<void> {
   for (const left of await lifetimes(run, keys)) expect(left).toBeGreaterThan(lifetime - 5_000);
   expect(await run(isLatestCall, keys, [2, "c2"])).toBe(0);
   expect(await run(isLatestCall, keys, [3, "c3"])).toBe(1);
+  // Calls are kept 30 s by the µs time their ids start with (the caller's clock): a copy of an older call
+  // counts again; within 30 s it counts once, however many calls came between.
+  const at = Date.now() * 1000;
+  const aged = uniqueId("scripts-counter-aged");
+  const agedKeys = [aged, companionKey(aged, ":calls")];
+  expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(1);
+  for (let call = 1; call <= 20; call++)
+    expect(await run(countCall, agedKeys, [lifetime, `${at + call}-other`])).toBe(call + 1);
+  expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(1);
+  expect(await run(countCall, agedKeys, [lifetime, `${at + 30_000_001}-later`])).toBe(22);
+  expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(23);
   // The last call is the newest recorded: a count repeated (the counter lost) is not enough.
   expect(await run(isLatestCall, keys, [3, "c2"])).toBe(0);
 }

@@ -55,4 +55,25 @@ describe("Debounce", () => {
     expect(await direct.pttl(`{${id}}:calls`)).toBeGreaterThan(61_000);
     expect(await pending).toBe(false); // a later call came
   });
+
+  it("a late copy arriving after 16 other calls counts once, and the burst's last caller runs", async () => {
+    // Review helper-32: the calls list kept 16 ids, so this copy counted again, became the newest call, and
+    // no caller ran the callback (0.2's bug, which the list exists to fix).
+    const { passThrough, direct } = wire();
+    const retrying = clientFor(
+      { url: passThrough.url, token: sharedEndpoint().token },
+      { retry: { retries: 3, backoff: () => 20 } },
+    );
+    const id = uniqueId("debounce-late-copy");
+    const runs: string[] = [];
+    const make = (redis: typeof direct) =>
+      new Debounce({ id, redis, wait: 3_000, callback: (who: string) => void runs.push(who) });
+    passThrough.faults.ghostNext(1, 1_500); // cut at once (the client re-sends), forwarded 1.5 s later
+    const first = make(retrying).call("first");
+    await pause(200);
+    const others = Array.from({ length: 20 }, (_, index) => make(direct).call(`other-${index}`));
+    const results = await Promise.all([first, ...others]);
+    expect(runs).toHaveLength(1);
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
 });
