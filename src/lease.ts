@@ -66,6 +66,7 @@ export class Lease implements AsyncDisposable {
   #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
   #releasing: Promise<boolean> | undefined; // release() in flight: another sends nothing, and shares its fate
+  #released = false; // a release was sent from here: calls on it stay here (a newer hold of its token is not its)
   #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
@@ -139,6 +140,7 @@ export class Lease implements AsyncDisposable {
     // error: Redis has not answered either.
     if (this.#releasing) return this.#releasing.then(() => false);
     if (!this.releasable) return false;
+    this.#released = true;
     const releasing = this.#release();
     this.#releasing = releasing;
     return releasing;
@@ -260,6 +262,11 @@ export class Lease implements AsyncDisposable {
     return this.#lossReason !== undefined;
   }
 
+  /** @internal Whether `release()` sent a release from here (not one refused at once as already gone). */
+  get released(): boolean {
+    return this.#released;
+  }
+
   /** @internal Ends this lease as lost (a released one is never reported lost). */
   lose(reason: LockLossReason): void {
     if (!this.#confirmed) return; // seeded, not yet acquired elsewhere: it may hold later (ask again then)
@@ -371,7 +378,7 @@ export class Lease implements AsyncDisposable {
         late.then(
           (answer) => {
             answeredLate = true;
-            if (sent === this.#renewals) this.#renewed(sentAt, answer);
+            if (this.#ended || sent === this.#renewals) this.#renewed(sentAt, answer);
             else this.#confirmIfHeld(sentAt, answer);
           },
           () => {},
@@ -396,7 +403,10 @@ export class Lease implements AsyncDisposable {
   }
 
   #renewed(sentAt: number, answer: Observation): void {
-    if (this.#ended) return;
+    if (this.#ended) {
+      this.#dropStray(answer);
+      return;
+    }
     if (!answer.held) {
       if (sentAt >= this.#heardAt) this.lose("taken"); // unless a newer answer confirmed the hold since
       return;
@@ -407,6 +417,16 @@ export class Lease implements AsyncDisposable {
     // Timed from this renewal's send, not its reply, lest each round trip push renewals past the lease.
     const { renewInterval } = this.#c;
     if (renewInterval !== undefined) this.#renewIn(sentAt + renewInterval - monotonicNow());
+  }
+
+  /**
+   * A renewal that reached Redis after this lease was reported expired (its answer late, the deadline early)
+   * renewed a hold that nobody has: released, else it would block the lock for a lease more.
+   */
+  #dropStray(answer: Observation): void {
+    if (!answer.held || this.#lossReason !== "expired" || !this.releasable) return;
+    this.#released = true;
+    this.#c.background(this.#releaseAfterTries().then(() => (this.#gone = true)));
   }
 
   #confirmIfHeld(sentAt: number, answer: Observation): void {

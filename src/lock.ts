@@ -56,9 +56,21 @@ export class Lock implements AsyncDisposable {
       leaseContext(this.#owner, plan, token, 1, () => turn?.end()),
       undefined,
     );
-    this.#claimSeeded = () => {
-      if (!turn && !this.#turn && lease.active && lease === this.#lease) turn = this.#newTurn();
+    let claiming = false;
+    // Confirmed while another caller here has the turn (acquiring): the turn is this lease's once that ends.
+    const claim = () => {
+      if (turn || claiming || !lease.active || lease !== this.#lease) return;
+      if (!this.#turn) {
+        turn = this.#newTurn();
+        return;
+      }
+      claiming = true;
+      void this.#turn.ended.then(() => {
+        claiming = false;
+        claim();
+      });
     };
+    this.#claimSeeded = claim;
     this.#lease = lease;
     this.#chosen = token;
     tokens.add(token, lease);
@@ -66,14 +78,15 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * The lease calls act on. One of a chosen token that Redis found held by none or another makes way for a
-   * fresh one, which asks Redis again, as 0.2 did: the token may hold again (taken elsewhere). One released
-   * here does not: a second release (`await using` after `release()`) would end that token's newer hold.
+   * The lease calls act on. One of a chosen token that was lost (Redis found it held by none or another, or
+   * its deadline passed) makes way for a fresh one, which asks Redis again, as 0.2 did: the token may hold
+   * again (taken, or extended, elsewhere). One released here does not: a second release (`await using` after
+   * `release()`) would end that token's newer hold.
    */
   #current(): Lease | undefined {
     const lease = this.#lease;
-    const taken = lease?.lost === true && !lease.releasable;
-    return lease && this.#chosen !== undefined && taken ? this.#seed(this.#chosen) : lease;
+    const renew = lease?.lost === true && !lease.released && this.#chosen !== undefined;
+    return renew ? this.#seed(this.#chosen as string) : lease;
   }
 
   /** @internal How this kind of lock keeps its key; a FairLock keeps a line beside it. */

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
+import { waitUntil } from "./support/time";
 
 const wire = useWire(() => sharedEndpoint());
 
@@ -27,5 +28,45 @@ describe("a seeded Lock that holds, then acquire() on the same instance", () => 
       requests: 0,
       message: `Could not acquire lock ${JSON.stringify(id)} another caller of this instance held it or was acquiring it`,
     });
+  });
+
+  it("takes the turn once another caller's acquire here ends, when it was confirmed meanwhile", async () => {
+    // Review helper-34: confirmed while another caller had the turn, the seeded hold never took it.
+    const id = uniqueId("seeded-turn-busy");
+    const uuid = crypto.randomUUID();
+    expect(await new Lock({ id, redis: wire().direct, lease: 5_000 }).acquire({ uuid })).toBe(true);
+    const lock = new Lock({ id, redis: wire().faulty, uuid, lease: 5_000 });
+    const first = lock.acquire({ retry: { attempts: 4, delay: 100 } }); // takes the turn, polls Redis
+    expect(await lock.getStatus()).toBe("ACQUIRED"); // while the first caller has the turn
+    expect(await first).toBe(false);
+    const before = wire().requests();
+    const error = await lock.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((e: unknown) => e);
+    const requests = wire().requests() - before;
+    expect(await lock.release()).toBe(true);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect({ requests, here: (error as Error).message.includes("another caller of this instance") }).toEqual({
+      requests: 0,
+      here: true,
+    });
+  });
+
+  it("holds again when getStatus() says ACQUIRED after its lease expired here (the holder extended it)", async () => {
+    // Review helper-34: once its local deadline passed, the seeded lease stayed "expired" for good.
+    const id = uniqueId("seeded-expired");
+    const uuid = crypto.randomUUID();
+    const owner = new Lock({ id, redis: wire().direct, lease: 3_000 });
+    expect(await owner.acquire({ uuid })).toBe(true);
+    const seeded = new Lock({ id, redis: wire().faulty, uuid });
+    expect(await seeded.getStatus()).toBe("ACQUIRED");
+    expect(await owner.extend(8_000)).toBe(true); // elsewhere, the holder keeps its hold going
+    await waitUntil(() => seeded.signal.aborted, "the seeded lease's local deadline", { timeoutMs: 10_000 });
+    expect(await seeded.getStatus()).toBe("ACQUIRED");
+    const state = { aborted: seeded.signal.aborted, holding: seeded.remainingMs > 0 };
+    const before = wire().requests();
+    const error = await seeded.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((e: unknown) => e);
+    const requests = wire().requests() - before;
+    expect(await seeded.release()).toBe(true);
+    expect({ ...state, requests }).toEqual({ aborted: false, holding: true, requests: 0 });
+    expect((error as Error).message).toContain("another caller of this instance");
   });
 });
