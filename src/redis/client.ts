@@ -171,7 +171,9 @@ async function send(state: ClientState, script: ScriptText, keys: string[], args
     return await send.evalsha(known, keys, args);
   } catch (error) {
     // Refused before it ran: the script is not cached there, or the server takes no EVALSHA at all.
-    const refusesEvalsha = matches(error, /^(ERR unknown command|NOPERM)\b.*evalsha/i);
+    // Matched anywhere (clients prefix "Command failed: "), on the refused command's name only: a NOPERM on a
+    // key quotes the command too ("command was: [evalsha, ...]") and says nothing of EVALSHA itself.
+    const refusesEvalsha = matches(error, /(unknown command|permissions to run the) [`'"]?evalsha\b/i);
     if (!refusesEvalsha && !matches(error, /noscript/i)) throw error;
     state.refusesEvalsha ||= refusesEvalsha;
     return send.eval(script.source, keys, args);

@@ -18,8 +18,9 @@ end
  * Counts a debounced call once, however often its request arrives, and gives both keys a lifetime, so an
  * idle debouncer leaves nothing behind (0.2's counter lived forever). The list keeps the calls of the last
  * 30 s (far longer than a client re-sends one request), by the µs time each id starts with, on its caller's
- * clock; at most 512 (a busier debouncer's oldest late copies may count again). It kept 16: a copy arriving
- * after 16 other calls counted again and, the newest on the list, left no caller to run the callback.
+ * clock, and the 16 newest whatever their clocks say (a caller's clock far ahead must not drop them all); at
+ * most 512 (a busier debouncer's oldest late copies may count again). It kept 16: a copy arriving after 16
+ * other calls counted again and, the newest on the list, left no caller to run the callback.
  * ARGV[1]  lifetime, ms; ARGV[2] the call's id
  * Returns  the count this call got.
  */
@@ -36,7 +37,7 @@ keep(KEYS[1], tonumber(ARGV[1]))
 local recent, since = {ARGV[2] .. "=" .. count}, (tonumber(string.match(ARGV[2], "^%d+")) or 0) - 30000000
 for each in string.gmatch(calls, "%S+") do
   if #recent == 512 then break end
-  if (tonumber(string.match(each, "^%d+")) or 0) >= since then
+  if #recent < 16 or (tonumber(string.match(each, "^%d+")) or 0) >= since then
     recent[#recent + 1] = each
   end
 end

@@ -733,6 +733,12 @@ async function exerciseDebounceScripts(run: Run): Promise<void> {
   expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(1);
   expect(await run(countCall, agedKeys, [lifetime, `${at + 30_000_001}-later`])).toBe(22);
   expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(23);
+  // A caller whose clock is far ahead drops no call of the 16 newest (review helper-33: it dropped them all).
+  const skewed = uniqueId("scripts-counter-skewed");
+  const skewedKeys = [skewed, companionKey(skewed, ":calls")];
+  expect(await run(countCall, skewedKeys, [lifetime, `${at}-behind`])).toBe(1);
+  expect(await run(countCall, skewedKeys, [lifetime, `${at + 60_000_000}-ahead`])).toBe(2);
+  expect(await run(countCall, skewedKeys, [lifetime, `${at}-behind`])).toBe(1);
   // The last call is the newest recorded: a count repeated (the counter lost) is not enough.
   expect(await run(isLatestCall, keys, [3, "c2"])).toBe(0);
 }
