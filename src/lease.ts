@@ -80,6 +80,8 @@ export class Lease implements AsyncDisposable {
   #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
   #heardAt = Number.NEGATIVE_INFINITY; // the send time of the newest request whose answer counted, held or not
   #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
+  #unsure = false; // the newest renewal is unanswered or failed: it may run, or have run, in Redis
+  #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -274,6 +276,7 @@ export class Lease implements AsyncDisposable {
     if (this.#ended) return;
     this.#end();
     this.#reportLoss(reason);
+    if (reason === "expired" && this.#unsure) this.#releaseStray();
   }
 
   #reportLoss(reason: LockLossReason): void {
@@ -378,6 +381,7 @@ export class Lease implements AsyncDisposable {
         late.then(
           (answer) => {
             answeredLate = true;
+            if (sent === this.#renewals) this.#unsure = false;
             if (this.#ended || sent === this.#renewals) this.#renewed(sentAt, answer);
             else this.#confirmIfHeld(sentAt, answer);
           },
@@ -387,6 +391,7 @@ export class Lease implements AsyncDisposable {
     // A same-token try here waits for it as for a release: landing after that try, it would confirm the try's
     // hold, which the try's undo (its caller gave up on it) could then not free.
     const request = store.renew(token, lease, permit);
+    this.#unsure = true;
     this.#c.tokens?.track("releasing", token, request);
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
     // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
@@ -395,7 +400,10 @@ export class Lease implements AsyncDisposable {
         ? NOT_HELD
         : TIMED_OUT,
     );
-    if (answer !== TIMED_OUT) return this.#renewed(sentAt, answer);
+    if (answer !== TIMED_OUT) {
+      if (sent === this.#renewals) this.#unsure = false;
+      return this.#renewed(sentAt, answer);
+    }
     if (answeredLate) return;
     // Transient: retry soon until the deadline, checked here as an unwatched lease has no deadline timer.
     if (this.remainingMs === 0) this.lose("expired");
@@ -419,13 +427,20 @@ export class Lease implements AsyncDisposable {
     if (renewInterval !== undefined) this.#renewIn(sentAt + renewInterval - monotonicNow());
   }
 
-  /**
-   * A renewal that reached Redis after this lease was reported expired (its answer late, the deadline early)
-   * renewed a hold that nobody has: released, else it would block the lock for a lease more.
-   */
+  /** A renewal answered "held" after the lease was reported expired here renewed a hold that nobody has. */
   #dropStray(answer: Observation): void {
-    if (!answer.held || this.#lossReason !== "expired" || !this.releasable) return;
-    this.#released = true;
+    if (answer.held && this.#lossReason === "expired") this.#releaseStray();
+  }
+
+  /**
+   * Releases what a renewal may have renewed after the lease expired here (its request or answer late, or
+   * failed at the client yet run; the local deadline is early): else the lock is held for nobody a lease
+   * more, on a quorum too. Only a random token's: a chosen one (`uuid`) may hold for another lease or
+   * process by now, whose hold this would end.
+   */
+  #releaseStray(): void {
+    if (this.#strayReleased || this.#c.tokens || !this.releasable) return;
+    this.#strayReleased = true;
     this.#c.background(this.#releaseAfterTries().then(() => (this.#gone = true)));
   }
 

@@ -21,24 +21,6 @@ local function receipt(id)
   redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", 30000)
 end
 `;
-// An undone try's id added to another hold's list, marked (it took nothing there): its late copy must take
-// nothing once that hold is gone. The oldest marked one goes once the list has 24 entries.
-const NOTED = `local function noted(list, id)
-  local kept = {}
-  for each in string.gmatch(list or "", "%S+") do
-    kept[#kept + 1] = each
-  end
-  for at = 1, #kept do
-    if #kept < 24 then break end
-    if string.sub(kept[at], -1) == "!" then
-      table.remove(kept, at)
-      break
-    end
-  end
-  kept[#kept + 1] = id .. "!"
-  return table.concat(kept, " ")
-end
-`;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
 // they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
@@ -115,10 +97,9 @@ return {1, fence}
 /**
  * Deletes the lock if it holds this token, announcing it; the receipt lists its call id 30 s, so a re-run
  * answers 1 (while fewer than 32 releases and extends came between). An undo (ARGV[3] "1") marks try ARGV[2]
- * in the grant, deleting the lock once all were abandoned; a try that had not arrived is named in it, marked,
- * for 30 s at least (while another token holds too: its late copy must take nothing once that one is gone;
- * `noted` keeps the list at about 24, dropping the oldest marked). The grant stays 30 s, naming tries to
- * refuse.
+ * in the grant, deleting the lock once all were abandoned; while the lock is free, it names a try that had
+ * not arrived. The grant stays 30 s, naming tries to refuse. (While another token holds, an undone try that
+ * had not arrived is named nowhere: that hold's list is its own, and a 0.2 holder has none; docs/keys.md.)
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
@@ -127,14 +108,11 @@ export const releaseLock = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
   RECEIPT,
-  NOTED,
   `local undo, grant = ARGV[3] == "1", redis.call("GET", KEYS[3])
 if undo then
   if not grant or not tried(grant, ARGV[2]) then
     if redis.call("EXISTS", KEYS[1]) == 0 then
       redis.call("SET", KEYS[3], buried(grant, 15, ARGV[2] .. "!"), "PX", 30000)
-    else
-      redis.call("SET", KEYS[3], noted(grant, ARGV[2]), "PX", math.max(30000, redis.call("PTTL", KEYS[3])))
     end
     return 0
   end
