@@ -2,13 +2,15 @@ import { defineScript } from "../scripts/script";
 import { TRIES } from "../scripts/tries";
 
 // Scripts over permit keys (a semaphore's, one per permit; a fair lock's, its lock key), each holding its
-// holder's token with a lease, expiring by Redis's clock. No script reads clocks or builds keys.
+// holder's token with a lease, expiring by Redis's clock. No script builds keys or reads a clock (but the
+// clock floor's fencing token).
 // Fair waiters queue in two sorted sets: `queue` by place in line (from a counter never repeating while the
 // line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by each try; a gone
 // waiter's entry is swept once past it. k free permits go to the first k in line.
 // The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
 // (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the recent releases' ids
-// (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo or leave frees a permit only once all on its list were abandoned.
+// (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo
+// or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
@@ -16,23 +18,26 @@ import { TRIES } from "../scripts/tries";
 
 const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
-  if redis.call("PTTL", key) < ms then
+  if redis.call("PTTL", key) < tonumber(ms) then
     redis.call("PEXPIRE", key, ms)
   end
 end
-local function holding(token, known)
-  if known > 0 then
-    if KEYS[5 + known] and redis.call("GET", KEYS[5 + known]) == token then
-      return 5 + known
-    end
-    return nil
+local function permits(only)
+  if only > 0 then
+    return 5 + only, 5 + only
   end
-  for i = 6, #KEYS do
-    if redis.call("GET", KEYS[i]) == token then
+  return 6, #KEYS
+end
+local function holding(token, known)
+  local first, last = permits(known)
+  for i = first, last do
+    if KEYS[i] and redis.call("GET", KEYS[i]) == token then
       return i
     end
   end
-  return nil
+end
+local function announce(message)
+  redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), message)
 end
 local function bury(ids)
   redis.call("HSET", receipts, "x", buried(redis.call("HGET", receipts, "x"), 24, ids))
@@ -73,11 +78,7 @@ export const takePermit = /* @__PURE__ */ defineScript(
 if tried(redis.call("HGET", receipts, "x") or "", ARGV[2]) then
   return {0, 0, 0, 0}
 end
-local first, last = 6, #KEYS
-local only = tonumber(ARGV[10])
-if only > 0 then
-  first, last = 5 + only, 5 + only
-end
+local first, last = permits(tonumber(ARGV[10]))
 if fair then
   sweep(now)
 end
@@ -99,10 +100,8 @@ for i = first, last do
   end
 end
 local slot = mine
-if not slot and free then
-  if not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees then
-    slot = free
-  end
+if not slot and free and (not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees) then
+  slot = free
 end
 if not slot then
   local ahead, place = 0, 0
@@ -130,21 +129,20 @@ if not slot then
 end
 if slot ~= mine then
   redis.call("SET", KEYS[slot], token, "PX", ARGV[3])
-elseif redis.call("PTTL", KEYS[slot]) < tonumber(ARGV[3]) then
-  redis.call("PEXPIRE", KEYS[slot], ARGV[3])
-end
-local named = redis.call("HGET", receipts, slot - 5)
-if slot ~= mine then
   redis.call("HSET", receipts, slot - 5, ARGV[2])
-elseif named then
-  redis.call("HSET", receipts, slot - 5, confirmed(named, ARGV[2]))
+else
+  keep(KEYS[slot], ARGV[3])
+  local named = redis.call("HGET", receipts, slot - 5)
+  if named then
+    redis.call("HSET", receipts, slot - 5, confirmed(named, ARGV[2]))
+  end
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
   dequeue(member)
 end
 if slot ~= mine then
-  redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "acquired")
+  announce("acquired")
 end
 local fence = nil
 if ARGV[11] == "count" then
@@ -213,7 +211,7 @@ if not held then
     keep(receipts, 30000)
   end
   if ARGV[6] ~= "" and fair and frees > 0 and redis.call("ZCARD", queue) > 0 then
-    redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), "released")
+    announce("released")
   end
   return 0
 end
@@ -247,7 +245,7 @@ if fair then
     end
   end
 end
-redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(ARGV[4]), message)
+announce(message)
 return 1
 `,
 );
