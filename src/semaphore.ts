@@ -92,17 +92,13 @@ export class Semaphore {
     const { tokens, settings } = this.#owner;
     const held = tokens.newest(uuid);
     if (held?.active) return held;
-    const handle = new Lease(
-      leaseContext(this.#owner, { ...settings.plain, uuid }, uuid, undefined),
-      undefined,
-    );
+    const plan = { ...settings.plain, uuid };
+    const handle = new Lease(leaseContext(this.#owner, plan, uuid, undefined), undefined);
     tokens.add(uuid, handle);
     return handle;
   }
 
-  async #acquire(
-    config: LockAcquireConfig | undefined,
-  ): Promise<{ outcome: Outcome; lease?: Lease | undefined }> {
+  async #acquire(config?: LockAcquireConfig): Promise<{ outcome: Outcome; lease: Lease | undefined }> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     const token = plan.uuid ?? newToken();

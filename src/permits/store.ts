@@ -26,16 +26,11 @@ export const MAX_PERMITS = 1_000;
 export function permitStore(limit: number | "lock-key", fair: boolean): StoreMaker {
   const make = (target: StoreTarget): LockStore => {
     const { key, channelKey } = target;
-    const permits =
-      limit === "lock-key"
-        ? [key]
-        : Array.from({ length: limit }, (_, index) => companionKey(key, `:permit:${index + 1}`));
-    const keys = [
-      ...[":queue", ":queue-deadlines", ":queue-places", ":fence", ":receipts"].map((suffix) =>
-        companionKey(key, suffix),
-      ),
-      ...permits,
-    ];
+    const keys = [":queue", ":queue-deadlines", ":queue-places", ":fence", ":receipts"].map((suffix) =>
+      companionKey(key, suffix),
+    );
+    if (limit === "lock-key") keys.push(key);
+    else for (let permit = 1; permit <= limit; permit++) keys.push(companionKey(key, `:permit:${permit}`));
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
       runScript(target, operation, script, keys, args);
     const flag = fair ? "1" : "0";
