@@ -34,17 +34,10 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
       runScript(target, operation, script, keys, args);
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0) =>
-      run("release", releasePermit, [
-        token,
-        id,
-        matching ? "1" : "0",
-        channelKey,
-        flag,
-        leaving,
-        Date.now(),
-        permit,
-      ]);
+    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0) => {
+      const args = [token, id, matching ? "1" : "0", channelKey, flag, leaving, Date.now(), permit];
+      return run("release", releasePermit, args);
+    };
     // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
     // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`. Never rejects.
     const leave = async (member: string) => {
