@@ -16,6 +16,8 @@ import { TRIES } from "../scripts/tries";
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
+// Shared: keep(key, ms) makes at least ms remain; permits(only) is the KEYS range of permit `only` (0: all);
+// announce publishes on the channel of ARGV[4] (take and release pass it there).
 const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
   if redis.call("PTTL", key) < tonumber(ms) then
