@@ -1,10 +1,11 @@
 import { isQuorum, type QuorumSpec } from "../options";
 import { clientKind, type RedisClient } from "../redis/client";
 import { describeValue } from "../validate";
+import type { ChannelFeed } from "./feed";
 import { registerFeed } from "./feeds";
 import { channelHub } from "./hub";
 import { type PubSubClient, tcpSubscriber } from "./tcp";
-import { enableUpstashWakeUps, isUpstashHttp } from "./upstash";
+import { upstashFeedOf } from "./upstash";
 
 /**
  * Lets releases wake waits on this client's locks: a wait spanning several polls subscribes, then polls only
@@ -25,18 +26,20 @@ export function enableWakeUps(redis: RedisClient | QuorumSpec): void {
     for (const member of redis.clients) enableWakeUps(member);
     return;
   }
-  const kind = clientKind(redis);
-  if (isUpstashHttp(redis)) enableUpstashWakeUps(redis);
-  else if (
-    (kind === "ioredis" || kind === "node-redis") &&
-    typeof (redis as Partial<PubSubClient>).duplicate === "function"
-  ) {
-    registerFeed(redis, () =>
-      channelHub(tcpSubscriber(redis as unknown as PubSubClient, kind === "ioredis")),
-    );
-  } else {
+  // @upstash/redis shares its feed with its fair locks; a feed opens nothing until a wait listens.
+  const feed = upstashFeedOf(redis) ?? tcpFeedOf(redis);
+  if (!feed) {
     throw new TypeError(
       `Expected \`redis\` to be an @upstash/redis, ioredis or node-redis client, got ${describeValue(redis)}`,
     );
   }
+  registerFeed(redis, feed);
+}
+
+/** An ioredis or node-redis client's feed, on a subscriber-mode duplicate; undefined for any other client. */
+function tcpFeedOf(redis: RedisClient): ChannelFeed | undefined {
+  const kind = clientKind(redis);
+  const client = redis as unknown as PubSubClient;
+  const pubSub = (kind === "ioredis" || kind === "node-redis") && typeof client.duplicate === "function";
+  return pubSub ? channelHub(tcpSubscriber(client, kind === "ioredis")) : undefined;
 }

@@ -7,6 +7,7 @@ export function feedFor(client: unknown): ChannelFeed | undefined {
   return typeof client === "object" && client !== null ? feeds.get(client) : undefined;
 }
 
-export function registerFeed(client: object, make: () => ChannelFeed): void {
-  if (!feeds.has(client)) feeds.set(client, make());
+/** Gives `client` its feed; a client enabled again keeps its first. */
+export function registerFeed(client: object, feed: ChannelFeed): void {
+  if (!feeds.has(client)) feeds.set(client, feed);
 }

@@ -1,6 +1,5 @@
 import { backgroundTimer } from "../clock";
 import type { ChannelFeed, ChannelListener, SubscribeChannel } from "./feed";
-import { registerFeed } from "./feeds";
 import { channelHub } from "./hub";
 
 /** The part of `@upstash/redis`'s `Redis` that says where its REST endpoint is and how to authenticate. */
@@ -11,7 +10,7 @@ interface UpstashHttp {
 const CONFIRM_WITHIN_MS = 2_000; // ms for the server to confirm a subscription, else poll without it
 
 /** Whether `client` is `@upstash/redis` (or built on it): a REST base URL and headers. */
-export function isUpstashHttp(client: unknown): client is UpstashHttp {
+function isUpstashHttp(client: unknown): client is UpstashHttp {
   const http = (client as Partial<UpstashHttp> | null)?.client;
   return typeof http?.baseUrl === "string" && typeof http.headers === "object" && http.headers !== null;
 }
@@ -95,14 +94,9 @@ function unquoted(payload: string): string {
   }
 }
 
-/** Gives an `@upstash/redis` client its feed, for `enableWakeUps`. */
-export function enableUpstashWakeUps(client: UpstashHttp): void {
-  registerFeed(client, () => upstashFeedOf(client) as ChannelFeed);
-}
-
 const ownFeeds = new WeakMap<object, ChannelFeed>();
 
-/** An `@upstash/redis` client's own feed for fair locks and semaphores: it wakes no other lock on it. */
+/** An `@upstash/redis` client's one feed: its fair locks' and semaphores', and every lock's once enabled. */
 export function upstashFeedOf(client: unknown): ChannelFeed | undefined {
   if (!isUpstashHttp(client)) return undefined;
   let feed = ownFeeds.get(client);
