@@ -19,7 +19,7 @@ export class SubscribedWaiter implements Waiter {
   readonly #fair: boolean;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
-  #subscription: "none" | "asked" | "failed" = "none"; // a failed one is not retried: this wait polls on
+  #subscribed = false; // one was asked for; a failed one is not retried (this wait polls on), a broken one is
   #pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
   #wake: ((meaning: Meaning) => void) | undefined;
   #grant: FeedEvent | undefined;
@@ -141,7 +141,7 @@ export class SubscribedWaiter implements Waiter {
    */
   #pays({ tries, spent }: Step, span: number): boolean {
     const left = this.plan.attempts - spent;
-    if (!this.#events || this.#subscription !== "none" || left < 2) return false;
+    if (!this.#events || this.#subscribed || left < 2) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
     return span > 0 && this.#polls(tries, span, left) >= 3 + this.#safetyPolls(tries, span);
   }
@@ -179,30 +179,30 @@ export class SubscribedWaiter implements Waiter {
   }
 
   #subscribe(): void {
-    this.#subscription = "asked";
+    this.#subscribed = true;
     const asked = ++this.#asked;
     void this.#events
       ?.listen((event) => asked === this.#asked && this.#heard(event), this.#setup.signal)
       .then((listening) => {
         // Stale (it broke before it answered, and a newer one was asked) or unwanted: let it go.
         if (this.#setup.signal.aborted || asked !== this.#asked) listening?.stop();
-        else if (listening) this.#listening = listening;
-        else this.#subscription = "failed";
+        else this.#listening = listening;
       });
   }
 
+  /** Takes in an announcement: a wait in progress acts on what it asks; otherwise that is kept. */
   #heard(event: FeedEvent): void {
     if (event === "ended") {
       const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
-      this.#subscription = "none";
+      this.#subscribed = false;
       broken?.stop();
-      this.#hear("soon");
-      return;
     }
-    const meaning = this.meaning(event);
+    const meaning = event === "ended" ? "soon" : this.meaning(event);
     if (meaning === "grant") this.#grant = event;
-    this.#hear(meaning);
+    if (meaning === "ignore") return;
+    if (this.#pending !== "grant" && (meaning !== "soon" || this.#pending !== "now")) this.#pending = meaning;
+    this.#wake?.(meaning);
   }
 
   /**
@@ -222,12 +222,5 @@ export class SubscribedWaiter implements Waiter {
     }
     this.#freed = 0;
     return "cancel";
-  }
-
-  /** Takes in what an announcement asks for: a wait in progress acts on it; otherwise it is kept. */
-  #hear(meaning: Meaning): void {
-    if (meaning === "ignore") return;
-    if (this.#pending !== "grant" && (meaning !== "soon" || this.#pending !== "now")) this.#pending = meaning;
-    this.#wake?.(meaning);
   }
 }
