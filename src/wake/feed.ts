@@ -5,11 +5,11 @@ import type { SubscribedWaiter } from "./subscribed";
  * (taken: back to plan), "grant" (a fair release handed it the lock), or nothing. */
 export type Meaning = "now" | "soon" | "cancel" | "grant" | "ignore";
 
-/** Channel events; a fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`. */
-export type LockEvent = "released" | "acquired" | `granted:${string}`;
-
-/** What a listener hears: a lock event, or "ended" when the subscription broke and no more will come. */
-export type FeedEvent = LockEvent | "ended";
+/**
+ * What a listener hears: a channel's event, or "ended" when the subscription broke and no more will come. A
+ * fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`.
+ */
+export type FeedEvent = "released" | "acquired" | `granted:${string}` | "ended";
 
 /** A listener attached to an active subscription. */
 export interface Listening {
@@ -49,9 +49,3 @@ export type SubscribeChannel = (
   listener: ChannelListener,
   signal: AbortSignal,
 ) => Promise<() => void>;
-
-/** Reads a channel message as a lock event; anything unknown counts as a release (the safe guess: retry). */
-export function lockEventOf(message: string): LockEvent {
-  if (message === "acquired" || message.startsWith("granted:")) return message as LockEvent;
-  return "released";
-}

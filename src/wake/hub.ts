@@ -1,7 +1,6 @@
 import { backgroundTimer, monotonicNow } from "../clock";
 import { eventChannel } from "../keys";
 import type { ChannelFeed, FeedEvent, Listening, LockEvents, SubscribeChannel } from "./feed";
-import { lockEventOf } from "./feed";
 import { SubscribedWaiter } from "./subscribed";
 
 /** Ms an active subscription outlives its last listener, to be reused; short: it keeps the process alive. */
@@ -75,36 +74,33 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
       end(channel, shared);
       return;
     }
-    shared.linger = backgroundTimer(LINGER_MS, () => {
-      shared.linger = undefined;
-      if (shared.listeners.size === 0) end(channel, shared);
-    });
+    // A listener joining cancels the timer: when it fires, there is none.
+    shared.linger = backgroundTimer(LINGER_MS, () => end(channel, shared));
   };
 
-  const byKey = new Map<string, LockEvents>();
+  const eventsOf = (key: string): LockEvents => {
+    let channel: string | undefined; // the key's SHA-1, named on first use (Web Crypto is async)
+    const naming = eventChannel(key).then((name) => {
+      channel = name;
+      return name;
+    });
+    const events: LockEvents = {
+      waiter: (plan) => new SubscribedWaiter(events, plan),
+      active: () => channel !== undefined && feed.active(channel),
+      // No await once named: a wait joining an active subscription is covered from its first try. An aborted
+      // `signal` is the feed's to refuse.
+      listen: (onEvent, signal) =>
+        channel !== undefined
+          ? feed.listen(channel, onEvent, signal)
+          : naming.then((name) => (name === undefined ? undefined : feed.listen(name, onEvent, signal))),
+    };
+    return events;
+  };
+  const byKey = new Map<string, LockEvents>(); // in order of last use
   const feed: ChannelFeed = {
     lockEvents(key) {
-      let events = byKey.get(key);
-      byKey.delete(key); // set again below: the map's order is that of last use
-      if (events === undefined) {
-        let channel: string | undefined; // the key's SHA-1, named on first use (Web Crypto is async)
-        const naming = eventChannel(key).then((name) => {
-          channel = name;
-          return name;
-        });
-        const made: LockEvents = {
-          waiter: (plan) => new SubscribedWaiter(made, plan),
-          active: () => channel !== undefined && feed.active(channel),
-          // No await once named: a wait joining an active subscription is covered from its first try.
-          listen: (onEvent, signal) =>
-            channel !== undefined
-              ? feed.listen(channel, onEvent, signal)
-              : naming.then((name) =>
-                  name === undefined || signal.aborted ? undefined : feed.listen(name, onEvent, signal),
-                ),
-        };
-        events = made;
-      }
+      const events = byKey.get(key) ?? eventsOf(key);
+      byKey.delete(key);
       byKey.set(key, events);
       if (byKey.size > NAMED_KEYS_KEPT) byKey.delete(byKey.keys().next().value as string);
       return events;
@@ -129,16 +125,16 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
         leave(channel, shared, onEvent);
         return undefined;
       }
-      let stopped = false;
       return {
         since: Math.max(attachedAt, shared.since ?? attachedAt), // from attaching, or activation if later
-        stop: () => {
-          if (stopped) return;
-          stopped = true;
-          leave(channel, shared, onEvent);
-        },
+        stop: () => leave(channel, shared, onEvent), // again: a no-op, its listener already gone
       };
     },
   };
   return feed;
+}
+
+/** Reads a channel message as a lock event; anything unknown counts as a release (the safe guess: retry). */
+function lockEventOf(message: string): FeedEvent {
+  return message === "acquired" || message.startsWith("granted:") ? (message as FeedEvent) : "released";
 }
