@@ -93,23 +93,21 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     const link: Link = { client, channels: new Map(), connected, closed, shut, users: 0, dead: false };
     client.on("error", () => drop(link)); // unlistened, an error throws; a drop may lose messages
     client.on(ioredis ? "close" : "end", () => drop(link));
-    if (ioredis) {
-      client.on("message", (channel: string, message: string) => {
-        for (const listener of link.channels.get(channel)?.listeners ?? []) listener.message(message);
-      });
-    }
+    if (ioredis) client.on("message", (channel: string, message: string) => deliver(link, channel, message));
     return link;
+  };
+  const deliver = (link: Link, channel: string, message: string) => {
+    for (const listener of link.channels.get(channel)?.listeners ?? []) listener.message(message);
   };
 
   const forget = (link: Link, channel: string, entry: Channel) => {
     if (link.channels.get(channel) === entry) link.channels.delete(channel);
   };
   const join = (link: Link, channel: string): Channel => {
+    // node-redis hands a channel's messages to the listener its SUBSCRIBE names; ioredis emits "message".
     const sent = ioredis
       ? link.client.subscribe(channel)
-      : link.client.subscribe(channel, (message) => {
-          for (const each of link.channels.get(channel)?.listeners ?? []) each.message(message);
-        });
+      : link.client.subscribe(channel, (message) => deliver(link, channel, message));
     const subscribed = Promise.race([sent, link.closed]);
     const entry: Channel = { listeners: new Set(), subscribed, active: false, leaving: undefined };
     link.channels.set(channel, entry);
