@@ -99,10 +99,6 @@ const ownFeeds = new WeakMap<object, ChannelFeed>();
 /** An `@upstash/redis` client's one feed: its fair locks' and semaphores', and every lock's once enabled. */
 export function upstashFeedOf(client: unknown): ChannelFeed | undefined {
   if (!isUpstashHttp(client)) return undefined;
-  let feed = ownFeeds.get(client);
-  if (feed === undefined) {
-    feed = channelHub(upstashSubscriber(client));
-    ownFeeds.set(client, feed);
-  }
-  return feed;
+  if (!ownFeeds.has(client)) ownFeeds.set(client, channelHub(upstashSubscriber(client)));
+  return ownFeeds.get(client);
 }
