@@ -76,10 +76,10 @@ async function read(
     buffer = lines.pop() ?? "";
     for (const line of lines) {
       if (!line.startsWith("data: ")) continue;
-      const [kind, name] = line.slice(6).split(",", 2);
-      const payload = line.slice(6 + `${kind},${name},`.length);
-      if (kind === "subscribe" && name === channel) confirmed();
-      else if (kind === "message" && name === channel) listener.message(unquoted(payload));
+      const [kind, name, ...payload] = line.slice(6).split(",");
+      if (name !== channel) continue;
+      if (kind === "subscribe") confirmed();
+      else if (kind === "message") listener.message(unquoted(payload.join(",")));
     }
   }
 }
