@@ -52,7 +52,7 @@ export class SubscribedWaiter implements Waiter {
     const { kind, now, planned, cap } = step;
     if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
     const windowEnd = this.#windowEnd ?? Number.POSITIVE_INFINITY;
-    if (kind === "held" && this.#covers(this.#sentAt) && now >= windowEnd) return undefined;
+    if (kind === "held" && this.#covered() && now >= windowEnd) return undefined;
     const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
     if (pays) this.#subscribe();
     const end = Math.min(windowEnd, step.lastTryAt);
@@ -61,7 +61,7 @@ export class SubscribedWaiter implements Waiter {
     const floor = planned < step.lastTryAt ? planned : 0;
     // A try that erred tells nothing of the lock (the release that woke it may be spent): it polls on.
     const at =
-      kind !== "error" && this.#covers(this.#sentAt)
+      kind !== "error" && this.#covered()
         ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
         : planned;
     return { at, spent: pays ? 1 : 0 };
@@ -173,9 +173,9 @@ export class SubscribedWaiter implements Waiter {
     return polls;
   }
 
-  /** Whether an active subscription covered a try sent at monotonic `at`: a later release is announced. */
-  #covers(at: number): boolean {
-    return this.#listening !== undefined && this.#listening.since <= at;
+  /** Whether an active subscription covered the current try: a later release is announced. */
+  #covered(): boolean {
+    return this.#listening !== undefined && this.#listening.since <= this.#sentAt;
   }
 
   #subscribe(): void {
