@@ -19,7 +19,7 @@ export class SubscribedWaiter implements Waiter {
   readonly #fair: boolean;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
-  #subscribed = false; // one was asked for; a failed one is not retried (this wait polls on), a broken one is
+  #mayAsk = true; // for a subscription: until one is asked for; again once it broke, not once it failed
   #pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
   #wake: ((meaning: Meaning) => void) | undefined;
   #grant: FeedEvent | undefined;
@@ -141,7 +141,7 @@ export class SubscribedWaiter implements Waiter {
    */
   #pays({ tries, spent }: Step, span: number): boolean {
     const left = this.plan.attempts - spent;
-    if (!this.#events || this.#subscribed || left < 2) return false;
+    if (!this.#events || !this.#mayAsk || left < 2) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
     return span > 0 && this.#polls(tries, span, left) >= 3 + this.#safetyPolls(tries, span);
   }
@@ -179,14 +179,15 @@ export class SubscribedWaiter implements Waiter {
   }
 
   #subscribe(): void {
-    this.#subscribed = true;
+    this.#mayAsk = false;
     const asked = ++this.#asked;
     void this.#events
       ?.listen((event) => asked === this.#asked && this.#heard(event), this.#setup.signal)
       .then((listening) => {
         // Stale (it broke before it answered, and a newer one was asked) or unwanted: let it go.
         if (this.#setup.signal.aborted || asked !== this.#asked) listening?.stop();
-        else this.#listening = listening;
+        else if (listening) this.#listening = listening;
+        else this.#mayAsk = false; // failed (even if it broke first): this wait polls on
       });
   }
 
@@ -195,7 +196,7 @@ export class SubscribedWaiter implements Waiter {
     if (event === "ended") {
       const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
-      this.#subscribed = false;
+      this.#mayAsk = true;
       broken?.stop();
     }
     const meaning = event === "ended" ? "soon" : this.meaning(event);
