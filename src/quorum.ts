@@ -10,10 +10,19 @@ import { describeValue } from "./validate";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
 import { SubscribedWaiter } from "./wake/subscribed";
 
-type Failure = LockRedisError | InstanceTimeoutError;
-type Answer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure };
-/** Answers of one round, by instance; undefined where the instance had not answered when it settled. */
-type Answers<T> = readonly (Answer<T> | undefined)[];
+/** What a round heard: each member's value (undefined: it failed, or had not answered), and the failures. */
+interface Heard<T> {
+  readonly values: readonly (T | undefined)[];
+  readonly failures: InstanceFailure[];
+}
+/** How the answers so far split: for, against, and failed to tell. */
+interface Count {
+  readonly ayes: number;
+  readonly noes: number;
+  readonly errors: number;
+}
+/** By token (or round): each member's requests of one kind still in flight, for another to follow. */
+type Landing = Map<string, readonly Promise<unknown>[]>;
 
 // A frozen member (or a client queueing while it reconnects) may cost a round a third of the lease, never all
 // of it: an acquisition keeps two thirds, and a renewal sent a third before the deadline settles in time.
@@ -37,8 +46,8 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
   for (const [index, client] of clients.entries()) {
     assertRedisClient(`quorum()[${index}]`, client);
     // One client twice is one server voting twice: a "majority" of it alone.
-    if (clients.indexOf(client) !== index)
-      throw new RangeError(`${expected}, got the client at ${clients.indexOf(client)} again at ${index}`);
+    const first = clients.indexOf(client);
+    if (first !== index) throw new RangeError(`${expected}, got the client at ${first} again at ${index}`);
   }
   return {
     [QUORUM]: true,
@@ -60,6 +69,18 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
   };
 }
 
+const majorityOf = (members: number) => Math.floor(members / 2) + 1;
+
+const isRefusal = (error: unknown) => error instanceof LockRedisError && error.refused;
+
+/** Settles like `request`, sent once `earlier` settled. */
+const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
+  Promise.resolve(earlier)
+    .catch(() => undefined)
+    .then(request);
+
+const isFailure = (answer: unknown): answer is InstanceFailure["error"] => answer instanceof Error;
+
 // Each round goes to all members at once and settles once decided. An acquisition counts only if a majority
 // granted it with lease left; else each member that granted, or may yet, is undone by the try's request id
 // (touching nothing later). After a success late grants stay: releases follow each grant.
@@ -70,105 +91,103 @@ function quorumStore(
   permits: number,
 ): LockStore {
   const majority = majorityOf(members.length);
+  const minority = members.length - majority;
   /** By token: each member's take of the last round, which a release of that token must follow. */
-  const takes = new Map<string, readonly Promise<unknown>[]>();
+  const takes: Landing = new Map();
   /** By token: each member's release still in flight, which a take of that token must follow. */
-  const releases = new Map<string, readonly Promise<unknown>[]>();
+  const releases: Landing = new Map();
   /** By round: each member's take still in flight, which an undo of that round must follow. */
-  const inFlight = new Map<string, readonly Promise<unknown>[]>();
+  const inFlight: Landing = new Map();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
-  const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
-    Promise.resolve(earlier)
-      .catch(() => undefined)
-      .then(request);
   const following = <T>(
     earlier: readonly Promise<unknown>[] | undefined,
     request: (member: LockStore) => Promise<T>,
   ) => members.map((member, index) => after(earlier?.[index], () => request(member)));
-  // Records `token`'s requests per member, with any of that kind still landing, for the other kind to follow:
-  // a release follows each take of the acquiring round, a take each release (a late one would delete it).
-  const remember = (
-    kind: Map<string, readonly Promise<unknown>[]>,
-    token: string,
-    requests: readonly Promise<unknown>[],
-  ) => {
-    const earlier = kind.get(token);
+  // Records `key`'s requests per member, with any of that kind still landing, for the other kind to follow:
+  // a release follows each take of the acquiring round, a take each release (a late one would delete it),
+  // an undo each take of its round.
+  const remember = (kind: Landing, key: string, requests: readonly Promise<unknown>[]) => {
+    const earlier = kind.get(key);
     const all = requests.map((request, index) => Promise.allSettled([earlier?.[index], request]));
-    kind.set(token, all);
-    void Promise.allSettled(all).then(() => kind.get(token) === all && kind.delete(token));
+    kind.set(key, all);
+    void Promise.allSettled(all).then(() => kind.get(key) === all && kind.delete(key));
   };
-  const minority = members.length - majority;
-  // Resolves once the answers so far (undefined: pending) are `decided`, or all came (each bounded). The
-  // rest finish in the background.
+  /**
+   * Releases `token` on each member, after its take of the acquiring round, so a grant that lands late is
+   * released too; a take of the token follows these. With no take landing, members `free` says hold nothing
+   * are left alone.
+   */
+  const releaseEach = (
+    token: string,
+    lease: number,
+    permit: number | undefined,
+    free = (_member: number) => false,
+  ) => {
+    const landing = takes.get(token);
+    takes.delete(token);
+    const requests = members.map((member, index) =>
+      !landing && free(index)
+        ? Promise.resolve(false)
+        : after(landing?.[index], () => member.release(token, lease, permit)),
+    );
+    remember(releases, token, requests);
+    return requests;
+  };
+  const count = <T>({ values, failures }: Heard<T>, yes: (value: T) => boolean): Count => {
+    const answered = values.filter((value) => value !== undefined);
+    const ayes = answered.filter(yes).length;
+    return { ayes, noes: answered.length - ayes, errors: failures.length };
+  };
+  // Decided by a majority of yes, or more than a minority of no, or of failures. A mix of no and failures
+  // waits for the rest, which tell contention from an outage.
+  const decided = ({ ayes, noes, errors }: Count) => ayes >= majority || noes > minority || errors > minority;
+  // Failed members that could have made the majority decided it: an outage, not contention.
+  const isOutage = ({ ayes, errors }: Count) => errors > 0 && ayes + errors >= majority;
+  // Resolves once the answers so far (by `tally`) are `decided`, or all came (each bounded). The rest finish
+  // in the background.
   const ask = <T>(
     operation: LockOperation,
     requests: readonly Promise<T>[],
     lease: number,
-    decided: (answers: Answers<T>) => boolean,
+    tally: (heard: Heard<T>) => Count,
   ) => {
     const limit = Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
-    const answers: (Answer<T> | undefined)[] = requests.map(() => undefined);
+    const answers: (T | InstanceFailure["error"] | undefined)[] = requests.map(() => undefined);
     background.add(Promise.allSettled(requests));
-    return new Promise<Answers<T>>((resolve) => {
+    return new Promise<Heard<T> & Count>((resolve) => {
       let answered = 0;
       requests.forEach((request, index) => {
         within(request, limit, () => {})
           .then(
-            (value): Answer<T> =>
-              value === TIMED_OUT
-                ? { ok: false, error: new InstanceTimeoutError(lockId, operation, limit) }
-                : { ok: true, value },
-            (error: unknown): Answer<T> => ({
-              ok: false,
-              error: error instanceof LockRedisError ? error : new LockRedisError(lockId, operation, error),
-            }),
+            (value) => (value === TIMED_OUT ? new InstanceTimeoutError(lockId, operation, limit) : value),
+            (error: unknown) =>
+              error instanceof LockRedisError ? error : new LockRedisError(lockId, operation, error),
           )
           .then((answer) => {
             answers[index] = answer;
-            if (++answered === requests.length || decided(answers)) resolve([...answers]);
+            const heard: Heard<T> = {
+              values: answers.map((each) => (isFailure(each) ? undefined : each)),
+              failures: answers.flatMap((error, instance) => (isFailure(error) ? [{ instance, error }] : [])),
+            };
+            const counted = { ...heard, ...tally(heard) };
+            if (++answered === requests.length || decided(counted)) resolve(counted);
           });
       });
     });
   };
-  const count = <T>(answers: Answers<T>, yes: (value: T) => boolean) => {
-    const ayes = answers.filter((answer) => answer?.ok && yes(answer.value)).length;
-    const errors = answers.filter((answer) => answer && !answer.ok).length;
-    return { ayes, errors, noes: answers.filter(Boolean).length - ayes - errors };
-  };
-  // Decided by a majority of yes, or more than a minority of no, or of failures. A mix of no and failures
-  // waits for the rest, which tell contention from an outage.
-  const byVote =
-    <T>(yes: (value: T) => boolean) =>
-    (answers: Answers<T>) => {
-      const { ayes, noes, errors } = count(answers, yes);
-      return ayes >= majority || noes > minority || errors > minority;
-    };
-  const failures = (answers: Answers<unknown>): InstanceFailure[] =>
-    answers.flatMap((answer, instance) => (answer && !answer.ok ? [{ instance, error: answer.error }] : []));
-  /** By permit: the lease left on each member that found the token holding it. */
-  const holdersByPermit = (answers: Answers<Observation>) => {
-    const found = new Map<number, number[]>();
-    for (const answer of answers) {
-      const seen = answer?.ok ? answer.value : undefined;
-      if (seen?.permit !== undefined) found.set(seen.permit, [...(found.get(seen.permit) ?? []), seen.pttl]);
-    }
-    return [...found];
-  };
   /** Too many members failed to tell: a LockRedisError that names each. */
-  const failed = (operation: LockOperation, answers: Answers<unknown>) => {
-    const instances = failures(answers);
+  const failed = (operation: LockOperation, instances: InstanceFailure[]) => {
     const summary = instances.map(
       ({ instance, error }) =>
         `#${instance}: ${error instanceof LockRedisError ? error.reason : error.message}`,
     );
     // Refused only when refusals alone leave no majority: a refusing minority fails like one that is down,
     // and the others may still grant once a holder is gone.
-    const refusals = instances.filter(({ error }) => error instanceof LockRedisError && error.refused);
-    const refused = refusals.length > minority;
+    const refused = instances.filter(({ error }) => isRefusal(error)).length > minority;
     const cause = new AggregateError(
       instances.map((failure) => failure.error),
-      `${instances.length} of ${answers.length} instances failed: ${summary.join("; ")}`,
+      `${instances.length} of ${members.length} instances failed: ${summary.join("; ")}`,
     );
     return new LockRedisError(lockId, operation, cause, { refused, instances });
   };
@@ -179,11 +198,9 @@ function quorumStore(
     requests: Promise<T>[],
     yes: (value: T) => boolean,
   ) => {
-    const answers = await ask(operation, requests, lease, byVote(yes));
-    const { ayes } = count(answers, yes);
-    if (ayes >= majority) return { held: true, answers };
-    if (ayes + answers.filter((answer) => !answer?.ok).length < majority) return { held: false, answers };
-    throw failed(operation, answers);
+    const heard = await ask(operation, requests, lease, (answers) => count(answers, yes));
+    if (heard.ayes < majority && isOutage(heard)) throw failed(operation, heard.failures);
+    return { held: heard.ayes >= majority, values: heard.values };
   };
   const observe = async (
     operation: LockOperation,
@@ -191,23 +208,23 @@ function quorumStore(
     token: string,
     permit: number | undefined,
     request: (member: LockStore) => Promise<Observation>,
-  ) => {
-    const { held, answers } = await vote(operation, lease, members.map(request), (value) => value.held);
-    const pttls = answers.flatMap((answer) => (answer?.ok && answer.value.held ? [answer.value.pttl] : []));
+  ): Promise<Observation> => {
+    const { held, values } = await vote(operation, lease, members.map(request), (seen) => seen.held);
     // The holder's renewal or extend (not a status check) found it lost on a majority: members that may hold
     // it (said so, did not answer, or a take is landing) let go now, each after its take.
-    if (!held && operation !== "status") {
-      const landing = takes.get(token);
-      takes.delete(token);
-      const letGo = members.map((member, index) => {
-        const answer = answers[index];
-        if (answer?.ok && !answer.value.held && !landing) return Promise.resolve(false);
-        return after(landing?.[index], () => member.release(token, lease, permit));
-      });
-      remember(releases, token, letGo);
-      background.add(Promise.allSettled(letGo));
-    }
-    return { held, pttl: held ? Math.min(...pttls) : -2 };
+    if (!held && operation !== "status")
+      background.add(Promise.allSettled(releaseEach(token, lease, permit, (i) => values[i]?.held === false)));
+    return held
+      ? { held, pttl: Math.min(...values.flatMap((seen) => (seen?.held ? [seen.pttl] : []))) }
+      : NOT_HELD;
+  };
+  /** The permit most members found the token holding (undefined: none), with the lease left on each. */
+  const mostHeld = ({ values }: Heard<Observation>) => {
+    const byPermit = new Map<number | undefined, number[]>([[undefined, []]]);
+    for (const seen of values)
+      if (seen?.permit !== undefined)
+        byPermit.set(seen.permit, [...(byPermit.get(seen.permit) ?? []), seen.pttl]);
+    return [...byPermit].reduce((most, each) => (each[1].length > most[1].length ? each : most));
   };
   /**
    * The permit a semaphore lease that knows none (`Semaphore.permit(uuid)`) holds, by a look round: one that
@@ -217,33 +234,27 @@ function quorumStore(
    */
   const majorityPermit = async (token: string, lease: number) => {
     const looks = members.map((member) => member.status(token, lease, undefined, false));
-    // Decided once one permit has a majority, or none can; holders on a mix of permits wait for the rest.
-    const onOne = (answers: Answers<Observation>) =>
-      holdersByPermit(answers).find(([, pttls]) => pttls.length >= majority);
-    const answers = await ask("status", looks, lease, (heard) => {
-      const { noes, errors } = count(heard, (seen) => seen.held);
-      return onOne(heard) !== undefined || noes > minority || errors > minority;
+    // The ayes are one permit's holders: holders on a mix of permits wait for the rest.
+    const tally = (heard: Heard<Observation>) => ({
+      ...count(heard, (seen) => seen.held),
+      ayes: mostHeld(heard)[1].length,
     });
-    const [permit, pttls = []] = onOne(answers) ?? [];
-    if (permit !== undefined) return { permit, pttl: Math.min(...pttls) };
-    // Failed members that could have made one permit's majority decided it: an outage, as `vote` rules.
-    const failing = failures(answers).length;
-    const open = holdersByPermit(answers).some(([, holders]) => holders.length + failing >= majority);
-    if (failing > 0 && (open || failing >= majority)) throw failed("status", answers);
+    const heard = await ask("status", looks, lease, tally);
+    const [permit, pttls] = mostHeld(heard);
+    if (pttls.length >= majority) return { permit, pttl: Math.min(...pttls) };
+    if (isOutage(tally(heard))) throw failed("status", heard.failures);
     return undefined;
   };
   /** Observes on the lease's permit; one that knows none on a semaphore, on the permit a majority holds. */
-  const observeHeld = async (
-    operation: LockOperation,
-    lease: number,
+  const onPermit = async (
     token: string,
+    lease: number,
     known: number | undefined,
-    request: (member: LockStore, permit: number | undefined) => Promise<Observation>,
-  ): Promise<Observation> => {
-    const found = permits > 1 && known === undefined ? await majorityPermit(token, lease) : undefined;
-    if (permits > 1 && known === undefined && !found) return NOT_HELD;
-    const permit = known ?? found?.permit;
-    return observe(operation, lease, token, permit, (member) => request(member, permit));
+    observeOn: (permit: number | undefined, pttl?: number) => Promise<Observation>,
+  ) => {
+    if (permits === 1 || known !== undefined) return observeOn(known);
+    const found = await majorityPermit(token, lease);
+    return found ? observeOn(found.permit, found.pttl) : NOT_HELD;
   };
   const round = async (request: TakeRequest, permit: number): Promise<Take> => {
     const { token, lease } = request;
@@ -252,42 +263,32 @@ function quorumStore(
     const requests = following(releases.get(token), (member) =>
       member.take({ ...request, nonce, fencing: undefined, queue: undefined, permit }),
     );
-    const flying = requests.map((take) => Promise.allSettled([take]));
-    inFlight.set(nonce, flying);
-    void Promise.allSettled(flying).then(() => inFlight.get(nonce) === flying && inFlight.delete(nonce));
-    const answers = await ask(
-      "acquire",
-      requests,
-      lease,
-      byVote((take: Take) => take.kind === "acquired"),
+    remember(inFlight, nonce, requests);
+    const heard = await ask("acquire", requests, lease, (answers) =>
+      count(answers, (take) => take.kind === "acquired"),
     );
-    const { ayes } = count(answers, (take) => take.kind === "acquired");
-    if (ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow()) {
-      remember(takes, token, requests);
-      // A member's take that failed may still run (a copy its client gave up on): undone, as on one server,
-      // lest it take the key after the release went by. The hold stands on the members that granted.
-      requests.forEach((take, index) => {
-        const undo = (error: unknown) =>
-          error instanceof LockRedisError && error.refused
-            ? undefined
-            : (members[index] as LockStore).undo(token, nonce, lease);
-        background.add(take.catch(undo));
-      });
-      return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
-    }
-    // Not enough: undo what this round took or may yet take, so the next one starts clean.
+    const acquired = heard.ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow();
+    if (acquired) remember(takes, token, requests);
+    // Undone by the round's id, as on one server: if it failed, what each member took or may yet take, so the
+    // next one starts clean; if not, a take that failed, which may still run (a copy its client gave up on),
+    // lest it take the key after the release went by. The hold stands on the members that granted.
     requests.forEach((take, index) => {
       const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
-      background.add(take.then((result) => (result.kind === "held" ? undefined : undo()), undo));
+      background.add(
+        take.then(
+          (result) => (acquired || result.kind === "held" ? undefined : undo()),
+          (error: unknown) => (acquired && isRefusal(error) ? undefined : undo()),
+        ),
+      );
     });
-    // Failed members that could have made the majority decided it: an outage, as `vote` rules. (A majority
-    // that granted too late for its lease, the process stalled meanwhile, is none: the next try goes.)
-    const failing = failures(answers).length;
-    if (failing > 0 && ayes + failing >= majority) throw failed("acquire", answers);
-    const waits = answers.flatMap((answer) =>
-      answer?.ok && answer.value.kind === "held" && answer.value.pttl >= 0 ? [answer.value.pttl] : [],
+    if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
+    // (A majority that granted too late for its lease, the process stalled meanwhile, is none: the next try
+    // goes.)
+    if (isOutage(heard)) throw failed("acquire", heard.failures);
+    const waits = heard.values.flatMap((take) =>
+      take?.kind === "held" && take.pttl >= 0 ? [take.pttl] : [],
     );
-    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: failures(answers) };
+    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: heard.failures };
   };
   return {
     async take(request) {
@@ -321,35 +322,30 @@ function quorumStore(
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
     async release(token, lease, permit) {
-      const pending = takes.get(token);
-      takes.delete(token);
-      // Each member's release follows its take, so a grant that lands late is released too.
-      const requests = following(pending, (member) => member.release(token, lease, permit));
-      remember(releases, token, requests);
-      return (await vote("release", lease, requests, Boolean)).held;
+      return (await vote("release", lease, releaseEach(token, lease, permit), Boolean)).held;
     },
     extend: (token, amount, lease, known) =>
-      observeHeld("extend", lease, token, known, (member, permit) =>
-        member.extend(token, amount, lease, permit),
+      onPermit(token, lease, known, (permit) =>
+        observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
       ),
     renew: (token, lease, known) =>
-      observeHeld("renew", lease, token, known, (member, permit) => member.renew(token, lease, permit)),
+      onPermit(token, lease, known, (permit) =>
+        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit)),
+      ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.
-    async status(token, lease, known, confirm = true) {
-      const found = permits > 1 && known === undefined ? await majorityPermit(token, lease) : undefined;
-      if (permits > 1 && known === undefined && !found) return NOT_HELD;
-      const permit = known ?? found?.permit;
-      const ask = (confirming: boolean) =>
-        observe("status", lease, token, permit, (member) => member.status(token, lease, permit, confirming));
-      // A permit just found on a majority was the look.
-      const seen: Observation = found ? { held: true, pttl: found.pttl } : await ask(false);
-      return seen.held && confirm ? ask(true) : seen;
-    },
+    status: (token, lease, known, confirm = true) =>
+      onPermit(token, lease, known, async (permit, pttl) => {
+        const look = (confirming: boolean) =>
+          observe("status", lease, token, permit, (member) =>
+            member.status(token, lease, permit, confirming),
+          );
+        // A permit just found on a majority was the look.
+        const seen = pttl === undefined ? await look(false) : { held: true, pttl };
+        return seen.held && confirm ? look(true) : seen;
+      }),
   };
 }
-
-const majorityOf = (members: number) => Math.floor(members / 2) + 1;
 
 /**
  * The members' announcements as the quorum's: the n-th release (or acquisition) is the lock's once a majority
@@ -362,59 +358,55 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
   const events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(events, plan),
     active: () => all.filter((each) => each.active()).length >= majority,
-    listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined> {
-      const stopAll = new AbortController();
-      signal.addEventListener("abort", () => stopAll.abort(), { once: true });
-      const stops: (() => void)[] = [];
-      const stop = () => {
-        stopAll.abort();
-        for (const each of stops.splice(0)) each();
-      };
-      const heard = all.map(() => ({ released: 0, acquired: 0 }));
-      const passed = { released: 0, acquired: 0 };
-      let settle: (listening: Listening | undefined) => void = () => {};
-      let settled = false;
-      const hear = (member: number) => (event: FeedEvent) => {
-        // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
-        // it was confirmed, it fails instead: a broken member must not count towards the majority).
-        if (event === "ended") {
-          if (stopAll.signal.aborted) return;
-          stop();
-          if (settled) onEvent(event);
-          else settle(undefined);
-          return;
-        }
-        if (event !== "released" && event !== "acquired") return onEvent(event);
-        (heard[member] as typeof passed)[event] += 1;
-        const nth = passed[event] + 1;
-        if (heard.filter((counts) => counts[event] >= nth).length < majority) return;
-        passed[event] = nth;
-        onEvent(event);
-      };
-      return new Promise((resolve) => {
-        settle = (listening) => {
+    listen: (onEvent, signal) =>
+      new Promise((resolve) => {
+        const stopAll = new AbortController();
+        signal.addEventListener("abort", () => stopAll.abort(), { once: true });
+        const listenings: Listening[] = [];
+        const stop = () => {
+          stopAll.abort();
+          for (const each of listenings.splice(0)) each.stop();
+        };
+        let settled = false;
+        const settle = (listening: Listening | undefined) => {
           settled = true;
           resolve(listening);
         };
+        const passed = { released: 0, acquired: 0 };
+        const heard = all.map(() => ({ released: 0, acquired: 0 }));
+        const hear = (counts: typeof passed) => (event: FeedEvent) => {
+          // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
+          // it was confirmed, it fails instead: a broken member must not count towards the majority).
+          if (event === "ended") {
+            if (stopAll.signal.aborted) return;
+            stop();
+            return settled ? onEvent(event) : settle(undefined);
+          }
+          if (event !== "released" && event !== "acquired") return onEvent(event);
+          counts[event] += 1;
+          const nth = passed[event] + 1;
+          if (heard.filter((each) => each[event] >= nth).length < majority) return;
+          passed[event] = nth;
+          onEvent(event);
+        };
         let pending = all.length;
         let since = Number.NEGATIVE_INFINITY;
-        for (const [member, each] of all.entries()) {
-          void each.listen(hear(member), stopAll.signal).then((listening) => {
+        heard.forEach((counts, member) => {
+          void (all[member] as LockEvents).listen(hear(counts), stopAll.signal).then((listening) => {
             pending -= 1;
             if (listening && stopAll.signal.aborted) listening.stop();
             else if (listening) {
-              stops.push(() => listening.stop());
+              listenings.push(listening);
               since = Math.max(since, listening.since);
-              if (stops.length === majority) settle({ stop, since });
+              if (listenings.length === majority) settle({ stop, since });
             }
-            if (pending === 0 && stops.length < majority && !settled) {
+            if (pending === 0 && listenings.length < majority && !settled) {
               stop();
               settle(undefined);
             }
           });
-        }
-      });
-    },
+        });
+      }),
   };
   return events;
 }
