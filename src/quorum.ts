@@ -10,19 +10,22 @@ import { describeValue } from "./validate";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
 import { SubscribedWaiter } from "./wake/subscribed";
 
-/** What a round heard: each member's value (undefined: it failed, or had not answered), and the failures. */
+/**
+ * What a round heard: each member's value (undefined: it failed, or had not answered), the failures, and how
+ * many values were for it (`ayes`) and against (`noes`).
+ */
 interface Heard<T> {
   readonly values: readonly (T | undefined)[];
   readonly failures: InstanceFailure[];
-}
-/** How the answers so far split: for, against, and failed to tell. */
-interface Count {
   readonly ayes: number;
   readonly noes: number;
-  readonly errors: number;
 }
-/** By token (or round): each member's requests of one kind still in flight, for another to follow. */
-type Landing = Map<string, readonly Promise<unknown>[]>;
+/** Each member's request of one kind (by index), for another to follow. */
+type Requests = readonly Promise<unknown>[];
+/** Observes on `permit`, where a look round may just have found a hold with `pttl` left. */
+type ObserveOn = (permit: number | undefined, pttl?: number) => Promise<Observation>;
+/** By token (or round): each member's requests of one kind still in flight. */
+type Landing = Map<string, Requests>;
 
 // A frozen member (or a client queueing while it reconnects) may cost a round a third of the lease, never all
 // of it: an acquisition keeps two thirds, and a renewal sent a third before the deadline settles in time.
@@ -79,6 +82,8 @@ const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<
     .catch(() => undefined)
     .then(request);
 
+const holds = (seen: Observation) => seen.held;
+
 const isFailure = (answer: unknown): answer is InstanceFailure["error"] => answer instanceof Error;
 
 // Each round goes to all members at once and settles once decided. An acquisition counts only if a majority
@@ -100,14 +105,12 @@ function quorumStore(
   const inFlight: Landing = new Map();
   /** The request id of the round of the try `nonce` for `permit` (0: a lock's only round). */
   const roundId = (nonce: string, permit: number) => (permit === 0 ? nonce : `${nonce}~${permit}`);
-  const following = <T>(
-    earlier: readonly Promise<unknown>[] | undefined,
-    request: (member: LockStore) => Promise<T>,
-  ) => members.map((member, index) => after(earlier?.[index], () => request(member)));
+  const following = <T>(earlier: Requests | undefined, request: (member: LockStore) => Promise<T>) =>
+    members.map((member, index) => after(earlier?.[index], () => request(member)));
   // Records `key`'s requests per member, with any of that kind still landing, for the other kind to follow:
   // a release follows each take of the acquiring round, a take each release (a late one would delete it),
   // an undo each take of its round.
-  const remember = (kind: Landing, key: string, requests: readonly Promise<unknown>[]) => {
+  const remember = (kind: Landing, key: string, requests: Requests) => {
     const earlier = kind.get(key);
     const all = requests.map((request, index) => Promise.allSettled([earlier?.[index], request]));
     kind.set(key, all);
@@ -118,12 +121,7 @@ function quorumStore(
    * released too; a take of the token follows these. With no take landing, members `free` says hold nothing
    * are left alone.
    */
-  const releaseEach = (
-    token: string,
-    lease: number,
-    permit: number | undefined,
-    free = (_member: number) => false,
-  ) => {
+  const releaseEach = (token: string, lease: number, permit?: number, free = (_member: number) => false) => {
     const landing = takes.get(token);
     takes.delete(token);
     const requests = members.map((member, index) =>
@@ -134,28 +132,24 @@ function quorumStore(
     remember(releases, token, requests);
     return requests;
   };
-  const count = <T>({ values, failures }: Heard<T>, yes: (value: T) => boolean): Count => {
-    const answered = values.filter((value) => value !== undefined);
-    const ayes = answered.filter(yes).length;
-    return { ayes, noes: answered.length - ayes, errors: failures.length };
-  };
   // Decided by a majority of yes, or more than a minority of no, or of failures. A mix of no and failures
   // waits for the rest, which tell contention from an outage.
-  const decided = ({ ayes, noes, errors }: Count) => ayes >= majority || noes > minority || errors > minority;
-  // Failed members that could have made the majority decided it: an outage, not contention.
-  const isOutage = ({ ayes, errors }: Count) => errors > 0 && ayes + errors >= majority;
-  // Resolves once the answers so far (by `tally`) are `decided`, or all came (each bounded). The rest finish
-  // in the background.
+  const decided = ({ ayes, noes, failures }: Heard<unknown>) =>
+    ayes >= majority || noes > minority || failures.length > minority;
+  // Resolves once the answers so far are `decided`, or all came (each bounded); the rest finish in the
+  // background. `ayes` counts the yes, when they are not all alike.
   const ask = <T>(
     operation: LockOperation,
-    requests: readonly Promise<T>[],
     lease: number,
-    tally: (heard: Heard<T>) => Count,
+    requests: readonly Promise<T>[],
+    yes: (value: T) => boolean,
+    ayes = (values: readonly (T | undefined)[]) =>
+      values.filter((value) => value !== undefined && yes(value)).length,
   ) => {
     const limit = Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
     const answers: (T | InstanceFailure["error"] | undefined)[] = requests.map(() => undefined);
     background.add(Promise.allSettled(requests));
-    return new Promise<Heard<T> & Count>((resolve) => {
+    return new Promise<Heard<T>>((resolve) => {
       let answered = 0;
       requests.forEach((request, index) => {
         within(request, limit, () => {})
@@ -166,18 +160,24 @@ function quorumStore(
           )
           .then((answer) => {
             answers[index] = answer;
+            const values = answers.map((each) => (isFailure(each) ? undefined : each));
             const heard: Heard<T> = {
-              values: answers.map((each) => (isFailure(each) ? undefined : each)),
+              values,
               failures: answers.flatMap((error, instance) => (isFailure(error) ? [{ instance, error }] : [])),
+              ayes: ayes(values),
+              noes: values.filter((value) => value !== undefined && !yes(value)).length,
             };
-            const counted = { ...heard, ...tally(heard) };
-            if (++answered === requests.length || decided(counted)) resolve(counted);
+            if (++answered === requests.length || decided(heard)) resolve(heard);
           });
       });
     });
   };
-  /** Too many members failed to tell: a LockRedisError that names each. */
-  const failed = (operation: LockOperation, instances: InstanceFailure[]) => {
+  /**
+   * Throws when failed members could have made the majority (the round's did not make one): an outage, not
+   * contention; a LockRedisError that names each.
+   */
+  const outage = (operation: LockOperation, { ayes, failures: instances }: Heard<unknown>) => {
+    if (instances.length === 0 || ayes + instances.length < majority) return;
     const summary = instances.map(
       ({ instance, error }) =>
         `#${instance}: ${error instanceof LockRedisError ? error.reason : error.message}`,
@@ -189,18 +189,7 @@ function quorumStore(
       instances.map((failure) => failure.error),
       `${instances.length} of ${members.length} instances failed: ${summary.join("; ")}`,
     );
-    return new LockRedisError(lockId, operation, cause, { refused, instances });
-  };
-  /** True with a majority of yes; false when the yes and unknown together cannot make one; else throws. */
-  const vote = async <T>(
-    operation: LockOperation,
-    lease: number,
-    requests: Promise<T>[],
-    yes: (value: T) => boolean,
-  ) => {
-    const heard = await ask(operation, requests, lease, (answers) => count(answers, yes));
-    if (heard.ayes < majority && isOutage(heard)) throw failed(operation, heard.failures);
-    return { held: heard.ayes >= majority, values: heard.values };
+    throw new LockRedisError(lockId, operation, cause, { refused, instances });
   };
   const observe = async (
     operation: LockOperation,
@@ -209,17 +198,20 @@ function quorumStore(
     permit: number | undefined,
     request: (member: LockStore) => Promise<Observation>,
   ): Promise<Observation> => {
-    const { held, values } = await vote(operation, lease, members.map(request), (seen) => seen.held);
+    const heard = await ask(operation, lease, members.map(request), holds);
+    const pttls = heard.values.flatMap((seen) => (seen?.held ? [seen.pttl] : []));
+    if (heard.ayes >= majority) return { held: true, pttl: Math.min(...pttls) };
+    outage(operation, heard);
     // The holder's renewal or extend (not a status check) found it lost on a majority: members that may hold
     // it (said so, did not answer, or a take is landing) let go now, each after its take.
-    if (!held && operation !== "status")
-      background.add(Promise.allSettled(releaseEach(token, lease, permit, (i) => values[i]?.held === false)));
-    return held
-      ? { held, pttl: Math.min(...values.flatMap((seen) => (seen?.held ? [seen.pttl] : []))) }
-      : NOT_HELD;
+    if (operation !== "status")
+      background.add(
+        Promise.allSettled(releaseEach(token, lease, permit, (i) => heard.values[i]?.held === false)),
+      );
+    return NOT_HELD;
   };
   /** The permit most members found the token holding (undefined: none), with the lease left on each. */
-  const mostHeld = ({ values }: Heard<Observation>) => {
+  const mostHeld = (values: readonly (Observation | undefined)[]) => {
     const byPermit = new Map<number | undefined, number[]>([[undefined, []]]);
     for (const seen of values)
       if (seen?.permit !== undefined)
@@ -235,24 +227,15 @@ function quorumStore(
   const majorityPermit = async (token: string, lease: number) => {
     const looks = members.map((member) => member.status(token, lease, undefined, false));
     // The ayes are one permit's holders: holders on a mix of permits wait for the rest.
-    const tally = (heard: Heard<Observation>) => ({
-      ...count(heard, (seen) => seen.held),
-      ayes: mostHeld(heard)[1].length,
-    });
-    const heard = await ask("status", looks, lease, tally);
-    const [permit, pttls] = mostHeld(heard);
-    if (pttls.length >= majority) return { permit, pttl: Math.min(...pttls) };
-    if (isOutage(tally(heard))) throw failed("status", heard.failures);
+    const heard = await ask("status", lease, looks, holds, (values) => mostHeld(values)[1].length);
+    const [permit, pttls] = mostHeld(heard.values);
+    if (heard.ayes >= majority) return { permit, pttl: Math.min(...pttls) };
+    outage("status", heard);
     return undefined;
   };
   /** Observes on the lease's permit; one that knows none on a semaphore, on the permit a majority holds. */
-  const onPermit = async (
-    token: string,
-    lease: number,
-    known: number | undefined,
-    observeOn: (permit: number | undefined, pttl?: number) => Promise<Observation>,
-  ) => {
-    if (permits === 1 || known !== undefined) return observeOn(known);
+  const onPermit = async (token: string, lease: number, known: number | undefined, observeOn: ObserveOn) => {
+    if (!(permits > 1 && known === undefined)) return observeOn(known);
     const found = await majorityPermit(token, lease);
     return found ? observeOn(found.permit, found.pttl) : NOT_HELD;
   };
@@ -264,9 +247,7 @@ function quorumStore(
       member.take({ ...request, nonce, fencing: undefined, queue: undefined, permit }),
     );
     remember(inFlight, nonce, requests);
-    const heard = await ask("acquire", requests, lease, (answers) =>
-      count(answers, (take) => take.kind === "acquired"),
-    );
+    const heard = await ask("acquire", lease, requests, (take) => take.kind === "acquired");
     const acquired = heard.ayes >= majority && sentAt + lease - clockDriftAllowance(lease) > monotonicNow();
     if (acquired) remember(takes, token, requests);
     // Undone by the round's id, as on one server: if it failed, what each member took or may yet take, so the
@@ -282,9 +263,8 @@ function quorumStore(
       );
     });
     if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
-    // (A majority that granted too late for its lease, the process stalled meanwhile, is none: the next try
-    // goes.)
-    if (isOutage(heard)) throw failed("acquire", heard.failures);
+    // (A majority that granted too late for its lease, the process stalled meanwhile, is none: next try.)
+    outage("acquire", heard);
     const waits = heard.values.flatMap((take) =>
       take?.kind === "held" && take.pttl >= 0 ? [take.pttl] : [],
     );
@@ -322,7 +302,10 @@ function quorumStore(
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
     async release(token, lease, permit) {
-      return (await vote("release", lease, releaseEach(token, lease, permit), Boolean)).held;
+      const heard = await ask("release", lease, releaseEach(token, lease, permit), Boolean);
+      if (heard.ayes >= majority) return true;
+      outage("release", heard);
+      return false;
     },
     extend: (token, amount, lease, known) =>
       onPermit(token, lease, known, (permit) =>
