@@ -137,7 +137,7 @@ function quorumStore(
   const decided = ({ ayes, noes, failures }: Heard<unknown>) =>
     ayes >= majority || noes > minority || failures.length > minority;
   // Resolves once the answers so far are `decided`, or all came (each bounded); the rest finish in the
-  // background. `ayes` counts the yes, when they are not all alike.
+  // background. `ayes` counts the yes when not every yes is alike (a look round's: one permit's holders).
   const ask = <T>(
     operation: LockOperation,
     lease: number,
@@ -204,10 +204,9 @@ function quorumStore(
     outage(operation, heard);
     // The holder's renewal or extend (not a status check) found it lost on a majority: members that may hold
     // it (said so, did not answer, or a take is landing) let go now, each after its take.
-    if (operation !== "status")
-      background.add(
-        Promise.allSettled(releaseEach(token, lease, permit, (i) => heard.values[i]?.held === false)),
-      );
+    if (operation === "status") return NOT_HELD;
+    const letGo = releaseEach(token, lease, permit, (member) => heard.values[member]?.held === false);
+    background.add(Promise.allSettled(letGo));
     return NOT_HELD;
   };
   /** The permit most members found the token holding (undefined: none), with the lease left on each. */
