@@ -29,6 +29,7 @@ export interface LockEvents {
 /** A client's announcements, by channel: what {@link LockEvents} are made of. */
 export interface ChannelFeed {
   lockEvents(key: string): LockEvents; // kept for the most recently used keys
+  /** Each call passes its own `onEvent`: a listener is known by it, and a stop removes it wherever it listens. */
   listen(
     channel: string,
     onEvent: (event: FeedEvent) => void,
