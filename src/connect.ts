@@ -1,9 +1,9 @@
 import { Background } from "./background";
 import type { LeaseOwner } from "./lease";
-import { isQuorum, type LockSettings, type QuorumSpec, resolveLockSettings } from "./options";
+import { isQuorum, type LockSettings, resolveLockSettings } from "./options";
 import { keyPrefixOf, type RedisClient, scriptRunnerFor } from "./redis/client";
 import { guessServerKind } from "./redis/server";
-import type { LockStore, StoreMaker, StoreTarget } from "./store";
+import type { StoreMaker, StoreTarget } from "./store";
 import { TokenLeases } from "./token-leases";
 import type { LockCreateConfig } from "./types";
 import { feedFor } from "./wake/feeds";
@@ -23,17 +23,6 @@ export function connectTarget(settings: LockSettings, client: RedisClient): Stor
   };
 }
 
-/** The Redis side of a lock: `make` on its one client, or on each member of a quorum. */
-export function connect(
-  settings: LockSettings,
-  redis: RedisClient | QuorumSpec,
-  make: StoreMaker,
-  background: Background,
-): LockStore {
-  if (isQuorum(redis)) return redis.build(settings, make, background);
-  return make(connectTarget(settings, redis));
-}
-
 /** A Lock's or Semaphore's parts: what its leases share, its checked settings, the work it leaves running. */
 export interface Owner extends LeaseOwner {
   readonly tokens: TokenLeases;
@@ -48,7 +37,9 @@ export interface Owner extends LeaseOwner {
 export function openOwner(config: LockCreateConfig, fair: boolean, make: StoreMaker): Owner {
   const settings = resolveLockSettings(config, fair);
   const running = new Background(settings.waitUntil);
-  const store = connect(settings, config.redis, make, running);
+  const { redis } = config;
+  // The Redis side: `make` on the one client, or on each member of a quorum.
+  const store = isQuorum(redis) ? redis.build(settings, make, running) : make(connectTarget(settings, redis));
   const tokens = new TokenLeases();
   return { lockId: settings.id, store, background: running.add, tokens, settings, running };
 }

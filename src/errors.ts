@@ -15,8 +15,8 @@ type CaptureStackTrace = (target: object, constructorOpt?: unknown) => void;
 export class LockError extends Error {
   override name = "LockError";
   /** What went wrong, as a stable string. */
-  readonly code: LockErrorCode;
-  readonly lockId: string;
+  declare readonly code: LockErrorCode;
+  declare readonly lockId: string;
 
   constructor(code: LockErrorCode, lockId: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -43,12 +43,12 @@ export type AcquisitionFailureReason =
 export class LockAcquisitionError extends LockError {
   override name = "LockAcquisitionError";
   /** How many times the lock was tried. */
-  readonly attempts: number;
+  declare readonly attempts: number;
   /** Time spent trying, in milliseconds (monotonic clock). */
-  readonly elapsedMs: number;
-  readonly reason: AcquisitionFailureReason;
+  declare readonly elapsedMs: number;
+  declare readonly reason: AcquisitionFailureReason;
   /** With a quorum of instances: those that failed during the last attempt, and why. */
-  readonly instances: readonly InstanceFailure[] | undefined;
+  declare readonly instances: readonly InstanceFailure[] | undefined;
 
   constructor(
     lockId: string,
@@ -96,7 +96,7 @@ export type LockLossReason =
 export class LockLostError extends LockError {
   override name = "LockLostError";
   /** Whether Redis confirmed the loss ("taken") or the local deadline passed ("expired"). */
-  readonly reason: LockLossReason;
+  declare readonly reason: LockLossReason;
 
   /** @param renewing whether auto-extend was renewing the lease, which the message then mentions. */
   constructor(lockId: string, reason: LockLossReason, renewing = false) {
@@ -128,9 +128,9 @@ export interface InstanceFailure {
 export class InstanceTimeoutError extends LockError {
   override name = "InstanceTimeoutError";
   /** The operation that waited. */
-  readonly operation: LockOperation;
+  declare readonly operation: LockOperation;
   /** How long it waited, in milliseconds. */
-  readonly timeoutMs: number;
+  declare readonly timeoutMs: number;
 
   constructor(lockId: string, operation: LockOperation, timeoutMs: number) {
     super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${Math.round(timeoutMs)} ms`);
@@ -150,17 +150,17 @@ export type LockOperation = "acquire" | "release" | "extend" | "renew" | "status
 export class LockRedisError extends LockError {
   override name = "LockRedisError";
   /** The operation that sent the failing request. */
-  readonly operation: LockOperation;
+  declare readonly operation: LockOperation;
   /** Whether Redis refused the request in a way no retry can heal (authentication, a wrong key type, ...). */
-  readonly refused: boolean;
+  declare readonly refused: boolean;
   /**
    * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not be
    * reached: ...", "Redis answered in a form the lock cannot read ..."; with a quorum, "2 of 3 instances
    * failed: #0: ...; #1: ...".
    */
-  readonly reason: string;
+  declare readonly reason: string;
   /** With a quorum of instances: which instances failed, and why. */
-  readonly instances: readonly InstanceFailure[] | undefined;
+  declare readonly instances: readonly InstanceFailure[] | undefined;
 
   /**
    * @param refused see {@link LockRedisError.refused}.

@@ -72,46 +72,36 @@ export function assertRedisClient(name: string, value: unknown): asserts value i
 
 type Send = (scriptOrSha1: string, keys: string[], args: ScriptArgument[]) => Promise<unknown>;
 
-/**
- * A TCP client's timeout while it was not connected (the command waited in its offline queue): Redis was not
- * reached, whatever the message says ("Command timed out"), so it is re-thrown as such, its cause the original.
- */
-function unreachedWhenOffline(connected: () => boolean) {
-  return (error: unknown): never => {
-    if (connected() || !isClientTimeout(error)) throw error;
+/** How one kind of client sends a script in full, and by SHA-1 when it can. */
+function transport(client: RedisClient): [evaluate: Send, evalsha: Send | undefined] {
+  const kind = clientKind(client);
+  if (kind === "eval") {
+    // Arguments untouched: the HTTP client serialises numbers. Bound, not wrapped: one call less.
+    const { eval: evaluate, evalsha } = client as EvalClient;
+    return [evaluate.bind(client), evalsha?.bind(client)];
+  }
+  const io = kind === "ioredis" && (client as IoRedisClient);
+  const node = client as NodeRedisClient;
+  const state = client as { status?: unknown; isReady?: unknown }; // read when a command fails
+  /**
+   * A TCP client's timeout while it was not connected (the command waited in its offline queue): Redis was not
+   * reached, whatever the message says ("Command timed out"), so it is re-thrown as such, its cause the original.
+   */
+  const offline = (error: unknown): never => {
+    if ((io ? state.status === "ready" : state.isReady !== false) || !isClientTimeout(error)) throw error;
     throw new Error("the client is not connected (the command timed out waiting for a connection)", {
       cause: error,
     });
   };
-}
-
-/** How one kind of client sends a script in full, and by SHA-1 when it can. */
-function transport(client: RedisClient): { eval: Send; evalsha: Send | undefined } {
-  switch (clientKind(client)) {
-    case "ioredis": {
-      const io = client as IoRedisClient;
-      const flat = (keys: string[], args: ScriptArgument[]) => [...keys, ...args.map(String)];
-      const offline = unreachedWhenOffline(() => (client as { status?: unknown }).status === "ready");
-      return {
-        eval: (source, keys, args) => io.eval(source, keys.length, ...flat(keys, args)).catch(offline),
-        evalsha: (sha1, keys, args) => io.evalsha(sha1, keys.length, ...flat(keys, args)).catch(offline),
-      };
-    }
-    case "node-redis": {
-      const node = client as NodeRedisClient;
-      const options = (keys: string[], args: ScriptArgument[]) => ({ keys, arguments: args.map(String) });
-      const offline = unreachedWhenOffline(() => (client as { isReady?: unknown }).isReady !== false);
-      return {
-        eval: (source, keys, args) => node.eval(source, options(keys, args)).catch(offline),
-        evalsha: (sha1, keys, args) => node.evalSha(sha1, options(keys, args)).catch(offline),
-      };
-    }
-    default: {
-      // Arguments untouched: the HTTP client serialises numbers. Bound, not wrapped: one call less.
-      const { eval: evaluate, evalsha } = client as EvalClient;
-      return { eval: evaluate.bind(client), evalsha: evalsha?.bind(client) };
-    }
-  }
+  // ioredis: the key count, then keys and arguments spread; node-redis: keys and arguments as options.
+  const via =
+    (ioredis: "eval" | "evalsha", nodeRedis: "eval" | "evalSha"): Send =>
+    (text, keys, args) =>
+      (io
+        ? io[ioredis](text, keys.length, ...keys, ...args.map(String))
+        : node[nodeRedis](text, { keys, arguments: args.map(String) })
+      ).catch(offline);
+  return [via("eval", "eval"), via("evalsha", "evalSha")];
 }
 
 /** Runs the library's scripts on one client; resolves to the reply as numbers, lists and null. */
@@ -121,15 +111,11 @@ export type ScriptRunner = (
   args: ScriptArgument[],
 ) => Promise<ScriptReply>;
 
-/** What the library learnt about one client's server, shared by every lock on that client. */
-interface ClientState {
-  readonly send: ReturnType<typeof transport>;
-  readonly cached: Map<ScriptText, string>; // scripts seen in the server's script cache, with their SHA-1s
-  refusesKeyLocking: boolean; // the server refused the key-locking shebang: not Upstash, whatever was assumed
-  refusesEvalsha: boolean; // EVALSHA renamed away or denied by an ACL: every script goes in full, as 0.2 sent
-}
+/** A client's runners, plain or key-locked, sharing what the library learnt about its server. */
+type RunnerFor = (keyLocking: boolean) => ScriptRunner;
 
-const clients = new WeakMap<object, ClientState>();
+/** Each client's runners, shared by every lock on that client. */
+const runners = new WeakMap<object, RunnerFor>();
 
 /**
  * Each script is sent in full (EVAL) the first time this process runs it on `client`, then by SHA-1
@@ -138,46 +124,50 @@ const clients = new WeakMap<object, ClientState>();
  * shebang; a server refusing it gets the plain script at once, as does every later call on the client.
  */
 export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): ScriptRunner {
-  let state = clients.get(client);
-  if (state === undefined) {
-    state = { send: transport(client), cached: new Map(), refusesKeyLocking: false, refusesEvalsha: false };
-    clients.set(client, state);
-  }
-  const known = state;
-  return async (script, keys, args) => {
-    if (!keyLocking || known.refusesKeyLocking) return normalizeReply(await send(known, script, keys, args));
+  const runnerFor = runners.get(client) ?? clientRunners(client);
+  runners.set(client, runnerFor);
+  return runnerFor(keyLocking);
+}
+
+function clientRunners(client: RedisClient): RunnerFor {
+  // Undefined once EVALSHA was renamed away or denied by an ACL: every script goes in full, as 0.2 sent them.
+  let [evaluate, evalsha] = transport(client);
+  const cached = new Map<ScriptText, string>(); // scripts seen in the server's script cache, with their SHA-1s
+  let refusesKeyLocking = false; // the server refused the key-locking shebang: not Upstash, whatever was assumed
+
+  const send = async (script: ScriptText, keys: string[], args: ScriptArgument[]) => {
+    if (evalsha === undefined) return evaluate(script.source, keys, args);
+    const known = cached.get(script);
+    if (known === undefined) {
+      // The first use sends the text, while its SHA-1 is computed for the calls after it.
+      const [reply, sha1] = await Promise.all([evaluate(script.source, keys, args), script.sha1()]);
+      if (sha1) cached.set(script, sha1);
+      return reply;
+    }
     try {
-      return normalizeReply(await send(known, script.keyLocked, keys, args));
+      return await evalsha(known, keys, args);
+    } catch (error) {
+      // Refused before it ran: the script is not cached there, or the server takes no EVALSHA at all.
+      // Matched anywhere (clients prefix "Command failed: "), on the refused command's name only: a NOPERM on
+      // a key quotes the command too ("command was: [evalsha, ...]") and says nothing of EVALSHA itself.
+      const refusesEvalsha = matches(error, /(unknown command|permissions to run the) [`'"]?evalsha\b/i);
+      if (!refusesEvalsha && !matches(error, /noscript/i)) throw error;
+      if (refusesEvalsha) evalsha = undefined;
+      return evaluate(script.source, keys, args);
+    }
+  };
+
+  return (keyLocking) => async (script, keys, args) => {
+    if (!keyLocking || refusesKeyLocking) return normalizeReply(await send(script, keys, args));
+    try {
+      return normalizeReply(await send(script.keyLocked, keys, args));
     } catch (error) {
       // Refused, the script never ran: resend it. Redis 7 and Valkey name the flag; Redis 6 says "near '#'".
       if (!matches(error, /shebang|near '#'|(unknown|invalid|unexpected) (script )?flag/i)) throw error;
-      known.refusesKeyLocking = true;
-      return normalizeReply(await send(known, script, keys, args));
+      refusesKeyLocking = true;
+      return normalizeReply(await send(script, keys, args));
     }
   };
-}
-
-async function send(state: ClientState, script: ScriptText, keys: string[], args: ScriptArgument[]) {
-  const { send, cached } = state;
-  if (send.evalsha === undefined || state.refusesEvalsha) return send.eval(script.source, keys, args);
-  const known = cached.get(script);
-  if (known === undefined) {
-    // The first use sends the text, while its SHA-1 is computed for the calls after it.
-    const [reply, sha1] = await Promise.all([send.eval(script.source, keys, args), script.sha1()]);
-    if (sha1) cached.set(script, sha1);
-    return reply;
-  }
-  try {
-    return await send.evalsha(known, keys, args);
-  } catch (error) {
-    // Refused before it ran: the script is not cached there, or the server takes no EVALSHA at all.
-    // Matched anywhere (clients prefix "Command failed: "), on the refused command's name only: a NOPERM on a
-    // key quotes the command too ("command was: [evalsha, ...]") and says nothing of EVALSHA itself.
-    const refusesEvalsha = matches(error, /(unknown command|permissions to run the) [`'"]?evalsha\b/i);
-    if (!refusesEvalsha && !matches(error, /noscript/i)) throw error;
-    state.refusesEvalsha ||= refusesEvalsha;
-    return send.eval(script.source, keys, args);
-  }
 }
 
 function matches(error: unknown, pattern: RegExp): boolean {
