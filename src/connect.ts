@@ -1,4 +1,4 @@
-import { Background } from "./background";
+import { type Background, newBackground } from "./background";
 import type { LeaseOwner } from "./lease";
 import { isQuorum, type LockSettings, resolveLockSettings } from "./options";
 import { keyPrefixOf, type RedisClient, scriptRunnerFor } from "./redis/client";
@@ -36,7 +36,7 @@ export interface Owner extends LeaseOwner {
  */
 export function openOwner(config: LockCreateConfig, fair: boolean, make: StoreMaker): Owner {
   const settings = resolveLockSettings(config, fair);
-  const running = new Background(settings.waitUntil);
+  const running = newBackground(settings.waitUntil);
   const { redis } = config;
   // The Redis side: `make` on the one client, or on each member of a quorum.
   const store = isQuorum(redis) ? redis.build(settings, make, running) : make(connectTarget(settings, redis));

@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
-import { Background } from "../../src/background";
+import { newBackground } from "../../src/background";
 
 describe("Background", () => {
   it("pending waits for work added while it waits, and never rejects", async () => {
-    const background = new Background(undefined);
+    const background = newBackground(undefined);
     let finishSecond!: () => void;
     let settled = false;
     background.add(
@@ -25,7 +25,7 @@ describe("Background", () => {
     const waitUntil = vi.fn(() => {
       throw new Error("platform hook bug");
     });
-    const background = new Background(waitUntil);
+    const background = newBackground(waitUntil);
     expect(() => background.add(Promise.resolve())).not.toThrow();
     expect(waitUntil).toHaveBeenCalledTimes(1);
   });

@@ -1,7 +1,7 @@
 // The quorum's decisions and orderings, against scripted members: what a failed round undoes, that a
 // member's release follows its take, and how majorities decide. Real servers: test/quorum, test/clients.
 import { describe, expect, it, vi } from "vitest";
-import { Background } from "../../src/background";
+import { newBackground } from "../../src/background";
 import { LockRedisError } from "../../src/errors";
 import { resolveLockSettings } from "../../src/options";
 import { quorum } from "../../src/quorum";
@@ -40,7 +40,7 @@ function build(members: ReturnType<typeof member>[]) {
   });
   let next = 0;
   const make = (() => members[next++]?.store) as unknown as StoreMaker;
-  const background = new Background(undefined);
+  const background = newBackground(undefined);
   return { store: quorum(members.map(client)).build(settings, make, background), background };
 }
 
@@ -124,7 +124,7 @@ describe("a semaphore on a quorum", () => {
     let next = 0;
     const make = Object.assign(() => members[next++]?.store, { permits: 3 }) as unknown as StoreMaker;
     vi.spyOn(Math, "random").mockReturnValue(0);
-    const store = quorum([client(), client(), client()]).build(settings, make, new Background(undefined));
+    const store = quorum([client(), client(), client()]).build(settings, make, newBackground(undefined));
     expect(await store.take(request("n1"))).toMatchObject({ kind: "acquired", permit: 2 });
     vi.restoreAllMocks();
   });
