@@ -146,12 +146,10 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
   }
   const retry = { ...hold.retry };
   for (const [name, value] of Object.entries(call.retry ?? {}))
-    if (value != null) Object.assign(retry, { [name]: value });
+    if (value != null) (retry as Record<string, unknown>)[name] = value;
   const lease = call.lease ?? hold.lease ?? DEFAULT_LEASE_MS;
-  const fencing =
-    call.fencing === true && typeof hold.fencing === "object" && hold.fencing !== null
-      ? hold.fencing
-      : (call.fencing ?? hold.fencing);
+  // `true` for one call turns fencing on with the lock's own settings.
+  const fencing = call.fencing === true ? hold.fencing || true : (call.fencing ?? hold.fencing);
   if (fencing && lock.quorum) throw new TypeError("`fencing` needs one counter, which a quorum has not");
   const delay = retry.delay ?? 100;
   const maxDelay = retry.maxDelay ?? Math.max(1, delay * 10);
