@@ -223,12 +223,7 @@ frees = frees + 1
 holds[token] = holds[token] - 1
 redis.call("HSET", receipts, held - 5, id)
 if not matching then
-  local recent, most = {id}, math.min(math.max(32, #KEYS - 5), 256)
-  for each in string.gmatch(redis.call("HGET", receipts, "r") or "", "%S+") do
-    if #recent == most then break end
-    recent[#recent + 1] = each
-  end
-  redis.call("HSET", receipts, "r", table.concat(recent, " "))
+  redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
 end
 keep(receipts, 30000)
 local message = "released"

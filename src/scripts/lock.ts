@@ -13,12 +13,7 @@ const RECEIPT = `local function receipted(id)
   return tried(redis.call("GET", KEYS[2]) or "", id)
 end
 local function receipt(id)
-  local recent = {id}
-  for each in string.gmatch(redis.call("GET", KEYS[2]) or "", "%S+") do
-    if #recent == 32 then break end
-    recent[#recent + 1] = each
-  end
-  redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", 30000)
+  redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", 30000)
 end
 `;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
@@ -30,23 +25,19 @@ const TAKE = `local holder, grant = redis.call("GET", KEYS[1]), redis.call("GET"
 if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
-if not holder and grant and tried(grant, ARGV[2]) then
-  return {0, 0}
-end
-if not holder then
-  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
-elseif redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call("PEXPIRE", KEYS[1], ARGV[3])
-end
-if not holder then
-  redis.call("SET", KEYS[2], buried(grant, 8, ARGV[2]), "PX", ARGV[3])
-elseif grant then
-  local listed = confirmed(grant, ARGV[2])
+if holder then
+  if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
+    redis.call("PEXPIRE", KEYS[1], ARGV[3])
+  end
+  local listed = grant and confirmed(grant, ARGV[2])
   if listed ~= grant then
     redis.call("SET", KEYS[2], listed, "PX", math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3])))
   end
-end
-if not holder then
+elseif grant and tried(grant, ARGV[2]) then
+  return {0, 0}
+else
+  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
+  redis.call("SET", KEYS[2], buried(grant, 8, ARGV[2]), "PX", ARGV[3])
   redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
 end
 `;
