@@ -22,8 +22,7 @@ const COUNTER_GRACE_MS = 60_000;
  */
 export class Debounce<Args extends unknown[] = unknown[]> {
   readonly #target: { readonly lockId: string; readonly run: ScriptRunner };
-  readonly #key: string;
-  readonly #calls: string; // the recent calls' ids, beside the counter (see scripts/debounce.ts)
+  readonly #keys: string[]; // the counter, and beside it the recent calls' ids (see scripts/debounce.ts)
   readonly #wait: number;
   readonly #callback: (...args: Args) => unknown;
 
@@ -41,8 +40,8 @@ export class Debounce<Args extends unknown[] = unknown[]> {
     check("server", config.server, ["upstash", "redis"]);
     const upstash = (config.server ?? guessServerKind(config.redis)) === "upstash";
     this.#target = { lockId: config.id, run: scriptRunnerFor(config.redis, upstash) };
-    this.#key = prefixedKey(config.prefix, config.id);
-    this.#calls = companionKey(this.#key, ":calls");
+    const key = prefixedKey(config.prefix, config.id);
+    this.#keys = [key, companionKey(key, ":calls")];
     this.#wait = wait;
     this.#callback = config.callback;
   }
@@ -55,12 +54,13 @@ export class Debounce<Args extends unknown[] = unknown[]> {
    */
   async call(...args: Args): Promise<boolean> {
     const id = newCallId(); // a re-sent request of this call counts once
-    const keys = [this.#key, this.#calls];
     const lifetime = this.#wait + COUNTER_GRACE_MS;
     // Each request is useful while the counter lives: past that, one Redis never answered ends the call.
     const run = async (script: LuaScript, args: ScriptArgument[]) => {
-      const answer = await within(runScript(this.#target, "debounce", script, keys, args), lifetime, (late) =>
-        late.catch(() => {}),
+      const answer = await within(
+        runScript(this.#target, "debounce", script, this.#keys, args),
+        lifetime,
+        (late) => late.catch(() => {}),
       );
       if (answer !== TIMED_OUT) return answer;
       const { lockId } = this.#target;

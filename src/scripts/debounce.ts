@@ -7,13 +7,6 @@ import { defineScript } from "./script";
 // the counter is lost, as in a restart without persistence). Lifetimes only grow (debouncers with different
 // waits share an id).
 
-const KEEP = `local function keep(key, ms)
-  if redis.call("PTTL", key) < ms then
-    redis.call("PEXPIRE", key, ms)
-  end
-end
-`;
-
 /**
  * Counts a debounced call once, however often its request arrives, and gives both keys a lifetime, so an
  * idle debouncer leaves nothing behind (0.2's counter lived forever). The list keeps the calls of the last
@@ -26,14 +19,15 @@ end
  */
 export const countCall = /* @__PURE__ */ defineScript(
   "debounce",
-  KEEP,
-  `local calls = redis.call("GET", KEYS[2]) or ""
+  `local calls, lifetime = redis.call("GET", KEYS[2]) or "", tonumber(ARGV[1])
 local at = string.find(" " .. calls, " " .. ARGV[2] .. "=", 1, true)
 if at then
   return tonumber(string.match(calls, "^%d+", at + #ARGV[2] + 1))
 end
 local count = redis.call("INCR", KEYS[1])
-keep(KEYS[1], tonumber(ARGV[1]))
+if redis.call("PTTL", KEYS[1]) < lifetime then
+  redis.call("PEXPIRE", KEYS[1], lifetime)
+end
 local recent, since = {ARGV[2] .. "=" .. count}, (tonumber(string.match(ARGV[2], "^%d+")) or 0) - 30000000
 for each in string.gmatch(calls, "%S+") do
   if #recent == 512 then break end
@@ -41,7 +35,7 @@ for each in string.gmatch(calls, "%S+") do
     recent[#recent + 1] = each
   end
 end
-redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", math.max(tonumber(ARGV[1]), redis.call("PTTL", KEYS[2])))
+redis.call("SET", KEYS[2], table.concat(recent, " "), "PX", math.max(lifetime, redis.call("PTTL", KEYS[2])))
 return count
 `,
 );
@@ -54,13 +48,9 @@ return count
  */
 export const isLatestCall = /* @__PURE__ */ defineScript(
   "debounce",
-  `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
-  return 0
+  `if redis.call("GET", KEYS[1]) == ARGV[1] and string.sub(redis.call("GET", KEYS[2]) or "", 1, #ARGV[2] + 1) == ARGV[2] .. "=" then
+  return 1
 end
-local calls = redis.call("GET", KEYS[2]) or ""
-if string.sub(calls, 1, #ARGV[2] + 1) ~= ARGV[2] .. "=" then
-  return 0
-end
-return 1
+return 0
 `,
 );

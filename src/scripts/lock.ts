@@ -78,8 +78,7 @@ export const takeLockClockFence = /* @__PURE__ */ defineScript(
   TRIES,
   TAKE,
   `local clock = redis.call("TIME")
-local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local fence = math.max(tonumber(redis.call("GET", KEYS[3]) or "0") + 1, now)
+local fence = math.max(tonumber(redis.call("GET", KEYS[3]) or "0") + 1, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
 redis.call("SET", KEYS[3], string.format("%.0f", fence), "PX", ARGV[4])
 return {1, fence}
 `,
