@@ -146,14 +146,13 @@ end
 if slot ~= mine then
   announce("acquired")
 end
-local fence = nil
+local fence
 if ARGV[11] == "count" then
   fence = redis.call("INCR", KEYS[4])
   redis.call("PERSIST", KEYS[4])
 elseif ARGV[11] == "clock" then
   local clock = redis.call("TIME")
-  local counted = tonumber(redis.call("GET", KEYS[4]) or "0") + 1
-  fence = math.max(counted, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
+  fence = math.max(tonumber(redis.call("GET", KEYS[4]) or "0") + 1, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
   redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
 end
 return {1, slot - 5, fence}
