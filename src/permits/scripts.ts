@@ -1,5 +1,5 @@
 import { defineScript } from "../scripts/script";
-import { TRIES } from "../scripts/tries";
+import { RECENT, TRIES } from "../scripts/tries";
 
 // Scripts over permit keys (a semaphore's, one per permit; a fair lock's, its lock key), each holding its
 // holder's token with a lease, expiring by Redis's clock. No script builds keys or reads a clock (but the
@@ -175,6 +175,7 @@ return {1, slot - 5, fence}
 export const releasePermit = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
+  RECENT,
   COMMON,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then

@@ -1,5 +1,5 @@
 import { defineScript } from "./script";
-import { TRIES } from "./tries";
+import { RECENT, TRIES } from "./tries";
 
 // A plain lock's scripts: its key holds the token (as in 0.2), its grant key the tries that took or confirmed
 // it (`tries.ts`), its receipt key the recent release and extend calls, so a re-sent one answers as its
@@ -97,6 +97,7 @@ return {1, fence}
 export const releaseLock = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
+  RECENT,
   RECEIPT,
   `local undo, grant = ARGV[3] == "1", redis.call("GET", KEYS[3])
 if undo then
@@ -140,6 +141,7 @@ return 1
 export const extendLock = /* @__PURE__ */ defineScript(
   "extend",
   TRIES,
+  RECENT,
   RECEIPT,
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}

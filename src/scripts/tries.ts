@@ -7,9 +7,8 @@
  * freed the list stays 30 s, naming tries whose late copies must take nothing. `tried(list, id)`;
  * `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`, then up to `most`
  * whole entries of `list` marked `!` (a new hold's list that still names the tries of the last, whose late
- * copies must take nothing, none of them holding it); `recent(list, most, first)`: `first`, then entries of
- * `list` as they are, `most` in all (the newest call ids a receipt keeps); `abandon(list, id)`: it with `id`
- * marked, and whether any try is unabandoned.
+ * copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id` marked, and whether
+ * any try is unabandoned.
  */
 export const TRIES = `local function tried(list, id)
   local padded = " " .. list .. " "
@@ -30,16 +29,23 @@ local function buried(list, most, first)
   end
   return table.concat(kept, " ")
 end
-local function recent(list, most, first)
+local function abandon(list, id)
+  local marked = string.gsub(" " .. list .. " ", " " .. string.gsub(id, "%p", "%%%0") .. " ", " " .. id .. "! ")
+  return string.sub(marked, 2, -2), string.find(marked, "[^!] ") ~= nil
+end
+`;
+
+/**
+ * `recent(list, most, first)`: `first`, then entries of `list` as they are, `most` in all: the newest call ids
+ * a receipt keeps. Apart from {@link TRIES}: only releases and extends keep receipts, and a take's first, full
+ * EVAL need not carry it.
+ */
+export const RECENT = `local function recent(list, most, first)
   local kept = {first}
   for id in string.gmatch(list or "", "%S+") do
     if #kept == most then break end
     kept[#kept + 1] = id
   end
   return table.concat(kept, " ")
-end
-local function abandon(list, id)
-  local marked = string.gsub(" " .. list .. " ", " " .. string.gsub(id, "%p", "%%%0") .. " ", " " .. id .. "! ")
-  return string.sub(marked, 2, -2), string.find(marked, "[^!] ") ~= nil
 end
 `;
