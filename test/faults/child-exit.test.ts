@@ -30,7 +30,7 @@ function startChild(lockId: string, workMs: number) {
 const parse = (text: string) => JSON.parse(text) as ChildReport;
 
 describe("a child process that held a lock with auto-extend", () => {
-  it("releases after 1.5 s of work on a 2 s lease, then exits on its own within 1 s", async () => {
+  it("releases after 1.5 s of work on a 2 s lease, then exits on its own", async () => {
     const id = uniqueId("child-release");
     const child = startChild(id, 1_500);
     const acquired = parse((await within(child.line(/"acquired"/), 30_000, "acquired")).text);
@@ -41,23 +41,24 @@ describe("a child process that held a lock with auto-extend", () => {
     // ...and none after release, and the process ends without being told to.
     expect(parse(released.text)).toEqual({ event: "released", released: true, pendingLibraryTimers: 0 });
     expect(exit.code, child.output()).toBe(0);
-    // Exiting takes tens of ms; a leaked timer that keeps the process alive would do so for good,
-    // or for a renewal interval at least: 1 s is many times the one and still tells the other.
-    expect(exit.at - released.at).toBeLessThan(1_000);
+    // A leaked renewal timer (every 100 ms) would keep the process alive for good: the bounded wait above
+    // fails then. A leaked one-shot timer shows in the probe's count. No bound in ms here: exiting takes tens
+    // of ms alone, over a second on a loaded machine (a 1 s bound failed there).
     expect(await clientFor(sharedEndpoint()).exists(id)).toBe(0);
   }, 60_000);
 
   it("loses the lock mid-work (the parent deletes the key): sees the signal abort, and still exits on its own", async () => {
     const id = uniqueId("child-lost");
     const child = startChild(id, 10_000);
-    await within(child.line(/"acquired"/), 30_000, "acquired");
+    const acquired = await within(child.line(/"acquired"/), 30_000, "acquired");
     await clientFor(sharedEndpoint()).del(id);
     const lost = await within(child.line(/"lost"/), 5_000, `lost\n${child.output()}`);
     const exit = await within(child.exited, 5_000, `the child's exit\n${child.output()}`);
     expect(parse(lost.text)).toEqual({ event: "lost", reason: "taken", pendingLibraryTimers: 0 });
     expect(exit.code, child.output()).toBe(0);
-    // Well before the 10 s of work it was given: the loss ended it, and nothing kept it alive.
-    expect(exit.at - lost.at).toBeLessThan(1_000);
+    // Before the 10 s of work it was given had ended: the loss ended it, and nothing kept it alive. (Exiting
+    // after a loss took just over 1 s once on a loaded machine, so the bound is the work, not a time.)
+    expect(exit.at - acquired.at).toBeLessThan(10_000);
   }, 60_000);
 });
 
