@@ -6,7 +6,8 @@ import { RECENT, TRIES } from "../scripts/tries";
 // clock floor's fencing token).
 // Fair waiters queue in two sorted sets: `queue` by place in line (from a counter never repeating while the
 // line lives), `deadlines` by deadline (ms on the waiters' clocks, from ARGV), renewed by each try; a gone
-// waiter's entry is swept once past it. k free permits go to the first k in line.
+// waiter's entry is swept once past it; a late copy of an older try never moves it earlier (ZADD GT). k free
+// permits go to the first k in line.
 // The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
 // (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the recent releases' ids
 // (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo
@@ -120,7 +121,7 @@ if not slot then
       end
       redis.call("ZADD", queue, place, member)
     end
-    redis.call("ZADD", deadlines, now + tonumber(ARGV[8]), member)
+    redis.call("ZADD", deadlines, "GT", now + tonumber(ARGV[8]), member)
     ahead = redis.call("ZRANK", queue, member)
     local ms = tonumber(ARGV[8]) + 60000
     keep(queue, ms)

@@ -1,0 +1,60 @@
+// Requests their client gave up on (a per-request timeout) that still reach Redis, against one instance's
+// later calls with the same uuid, and a lease reported lost here whose key lives on (review helper-46 and
+// helper-47 of 2026-12-04). A late release ended the hold a same-uuid acquire here had just confirmed (two
+// holders); the undo of a same-uuid try, landing while that uuid held, named the try nowhere, so its late copy
+// took the lock again after the release (held by nobody); a late renewal marked a same-uuid try's hold
+// confirmed, so that try's undo could not free it; an acquire with the held uuid took the instance's turn
+// from another caller waiting here, and after its release the next caller no longer waited; extend() on a
+// lease lost here extended the key for nobody; a fair waiter's late poll moved its deadline into the past,
+// and the next sweep sent it behind the waiter after it.
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+import { pause, waitUntil } from "./support/time";
+
+const wire = useWire(sharedEndpoint);
+
+/** A client through the pass-through that gives each request `patience()` ms, then gives up on it. */
+function impatientClient(patience: () => number) {
+  const { passThrough } = wire();
+  const { token } = sharedEndpoint();
+  return clientFor({ url: passThrough.url, token }, { signal: () => AbortSignal.timeout(patience()) });
+}
+
+/** A Lock of `redis` whose scripts Redis has cached, so each call is one request, sent by digest. */
+async function _warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
+  const lock = new Lock({ id, redis, lease: 10_000 });
+  expect(await lock.acquire({ uuid: crypto.randomUUID() })).toBe(true);
+  expect(await lock.release()).toBe(true);
+  return lock;
+}
+
+describe("FairLock: a waiter's poll whose first copy lands late (its client re-sent it)", () => {
+  it("keeps the waiter first in line: the stale copy does not move its deadline earlier", async () => {
+    const { passThrough, faulty, direct } = wire();
+    const id = uniqueId("fair-late-poll");
+    const options = { id, lease: 10_000, retry: { attempts: 100, delay: 100, maxDelay: 100 } };
+    await new FairLock({ ...options, id: `${id}:warm`, redis: faulty }).acquire(); // the scripts are cached
+    const holder = new FairLock({ ...options, redis: direct });
+    expect(await holder.acquire()).toBe(true);
+    const before = wire().requests();
+    const first = new FairLock({ ...options, redis: faulty });
+    const firstHolds = first.acquire({ timeout: 9_000 });
+    await waitUntil(() => wire().requests() > before, "the first waiter joined the line");
+    const second = new FairLock({ ...options, redis: direct });
+    const secondHolds = second.acquire({ timeout: 9_000 });
+    await pause(200);
+    // The client re-sends a poll cut off at once; its first copy reaches Redis 2.5 s later, with a deadline
+    // (2.1 s from its send) already past: the sweep before any later try would drop the waiter from the line.
+    passThrough.faults.ghostNext(1, 2_500);
+    await pause(3_000);
+    expect(await holder.release()).toBe(true);
+    const winner = await Promise.race([firstHolds.then(() => "first"), secondHolds.then(() => "second")]);
+    expect(winner).toBe("first");
+    expect(await firstHolds).toBe(true);
+    expect(await first.release()).toBe(true);
+    expect(await secondHolds).toBe(true);
+    await second.release();
+  });
+});
