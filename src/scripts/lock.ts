@@ -87,8 +87,10 @@ return {1, fence}
 /**
  * Deletes the lock if it holds this token, announcing it; the receipt lists its call id 30 s, so a re-run
  * answers 1 (while fewer than 32 releases and extends came between). An undo (ARGV[3] "1") marks try ARGV[2]
- * in the grant, deleting the lock once all were abandoned; while the lock is free, it names a try that had
- * not arrived. The grant stays 30 s, naming tries to refuse. (While another token holds, an undone try that
+ * in the grant, deleting the lock once all were abandoned; a try that had not arrived it names as abandoned,
+ * while the lock is free or held by the same token (its hold, which that try would confirm, may be released
+ * before the try's late copy comes: that copy must not take the lock again; no grant becomes `*`, which no
+ * undo frees). The grant stays 30 s, naming tries to refuse. (While another token holds, an undone try that
  * had not arrived is named nowhere: that hold's list is its own, and a 0.2 holder has none; docs/keys.md.)
  * KEYS[2]  receipt key; KEYS[3] grant key
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
@@ -102,8 +104,11 @@ export const releaseLock = /* @__PURE__ */ defineScript(
   `local undo, grant = ARGV[3] == "1", redis.call("GET", KEYS[3])
 if undo then
   if not grant or not tried(grant, ARGV[2]) then
-    if redis.call("EXISTS", KEYS[1]) == 0 then
+    local holder = redis.call("GET", KEYS[1])
+    if not holder then
       redis.call("SET", KEYS[3], buried(grant, 15, ARGV[2] .. "!"), "PX", 30000)
+    elseif holder == ARGV[1] then
+      redis.call("SET", KEYS[3], (grant or "*") .. " " .. ARGV[2] .. "!", "PX", math.max(30000, redis.call("PTTL", KEYS[1])))
     end
     return 0
   end

@@ -8,7 +8,7 @@
 // lease lost here extended the key for nobody; a fair waiter's late poll moved its deadline into the past,
 // and the next sweep sent it behind the waiter after it.
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock } from "../../src/index";
+import { FairLock, Lock, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
 import { pause, waitUntil } from "./support/time";
@@ -23,12 +23,52 @@ function impatientClient(patience: () => number) {
 }
 
 /** A Lock of `redis` whose scripts Redis has cached, so each call is one request, sent by digest. */
-async function _warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
+async function warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
   const lock = new Lock({ id, redis, lease: 10_000 });
   expect(await lock.acquire({ uuid: crypto.randomUUID() })).toBe(true);
   expect(await lock.release()).toBe(true);
   return lock;
 }
+
+describe("a same-uuid try its client gave up on, while that uuid holds here", () => {
+  it("takes nothing when it lands after the hold's release", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("late-same-uuid-try");
+    const uuid = crypto.randomUUID();
+    const lock = await warmLock(
+      id,
+      impatientClient(() => 250),
+    );
+    expect(await lock.acquire({ uuid })).toBe(true);
+    passThrough.faults.delayNext(1, 800); // the try reaches Redis 800 ms after it was sent
+    await expect(lock.acquire({ uuid, retry: { attempts: 1 } })).rejects.toMatchObject({
+      code: "LOCK_REDIS_ERROR",
+    });
+    expect(await lock.release()).toBe(true); // the hold the try would have confirmed
+    await pause(1_000); // the try lands
+    await lock.pending;
+    expect(await direct.get(id)).toBeNull();
+  });
+
+  it("on a Semaphore, too", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("late-same-uuid-permit-try");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis: impatientClient(() => 250), limit: 1, lease: 10_000 });
+    await (await semaphore.acquire())?.release(); // the scripts are cached
+    const held = await semaphore.acquire({ uuid });
+    passThrough.faults.delayNext(1, 800); // the try reaches Redis 800 ms after it was sent
+    await expect(semaphore.acquire({ uuid, retry: { attempts: 1 } })).rejects.toMatchObject({
+      code: "LOCK_REDIS_ERROR",
+    });
+    expect(await held?.release()).toBe(true); // the hold the try would have confirmed
+    await pause(1_000); // the try lands
+    await semaphore.pending;
+    const other = await new Semaphore({ id, redis: direct, limit: 1 }).acquire({ retry: { attempts: 1 } });
+    expect(other).toBeDefined();
+    await other?.release();
+  });
+});
 
 describe("FairLock: a waiter's poll whose first copy lands late (its client re-sent it)", () => {
   it("keeps the waiter first in line: the stale copy does not move its deadline earlier", async () => {
