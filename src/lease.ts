@@ -189,7 +189,7 @@ export class Lease implements AsyncDisposable {
       this.#handOver();
       return released;
     });
-    tokens?.track("releasing", token, answered);
+    tokens?.track("releasing", token, landed(answered, lease));
     return answered;
   }
 
@@ -392,7 +392,7 @@ export class Lease implements AsyncDisposable {
     // hold, which the try's undo (its caller gave up on it) could then not free.
     const request = store.renew(token, lease, permit);
     this.#unsure = true;
-    this.#c.tokens?.track("releasing", token, request);
+    this.#c.tokens?.track("releasing", token, landed(request, lease));
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
     // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
     const answer = await within(request, patience, answerLate).catch((error: unknown) =>
@@ -457,6 +457,21 @@ export class Lease implements AsyncDisposable {
     if (handOver) this.#c.onEnd?.();
     for (const follower of this.#followers.splice(0)) follower();
   }
+}
+
+/**
+ * Settles once `request` surely ran or never will: Redis answered it (or refused it), or its client gave up
+ * on it (a per-request timeout, a cut connection) and a lease has passed since its send, the longest a
+ * request is taken to travel. Until then a same-token try here waits: a release or renewal landing after
+ * that try would end, or confirm for nobody, the hold the try made.
+ */
+function landed(request: Promise<unknown>, lease: number): Promise<unknown> {
+  const sentAt = monotonicNow();
+  return request.catch((error: unknown) => {
+    if (error instanceof LockRedisError && error.refused) return;
+    const left = sentAt + lease + clockDriftAllowance(lease) - monotonicNow();
+    return new Promise<void>((resolve) => backgroundTimer(left, resolve));
+  });
 }
 
 /** What Redis says of a token that holds nothing. */

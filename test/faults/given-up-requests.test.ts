@@ -30,6 +30,58 @@ async function warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
   return lock;
 }
 
+describe("a same-uuid acquire here after a release its client gave up on", () => {
+  it("waits (for its turn, and for the release, which may still land): never two holders", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("late-release");
+    const uuid = crypto.randomUUID();
+    const lock = await warmLock(
+      id,
+      impatientClient(() => 250),
+    );
+    expect(await lock.acquire({ uuid })).toBe(true);
+    passThrough.faults.delayNext(1, 1_500); // Redis gets the release 1.5 s after its client gave up
+    await expect(lock.release()).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    const again = await lock.acquire({ uuid, retry: { attempts: 3, delay: 100 } });
+    await pause(1_800); // the release lands
+    const other = new Lock({ id, redis: direct, lease: 10_000 });
+    const otherHolds = await other.acquire({ retry: { attempts: 1 } });
+    expect({ again, stillHeldHere: lock.remainingMs > 0, otherHolds }).toEqual({
+      again: false,
+      stillHeldHere: false,
+      otherHolds: true,
+    });
+    await other.release();
+  });
+
+  it("on a Semaphore, which has no turn to wait for, too", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("late-permit-release");
+    const uuid = crypto.randomUUID();
+    const semaphore = new Semaphore({ id, redis: impatientClient(() => 250), limit: 1, lease: 10_000 });
+    await (await semaphore.acquire())?.release(); // the scripts are cached
+    const held = await semaphore.acquire({ uuid });
+    expect(held).toBeDefined();
+    passThrough.faults.delayNext(1, 1_500); // Redis gets the release 1.5 s after its client gave up
+    await expect(held?.release()).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    const again = await semaphore.acquire({ uuid, retry: { attempts: 3, delay: 100 } });
+    await pause(1_800); // the release lands
+    const other = await new Semaphore({ id, redis: direct, limit: 1, lease: 10_000 }).acquire({
+      retry: { attempts: 1 },
+    });
+    expect({
+      again: again !== undefined,
+      stillHeldHere: (again?.remainingMs ?? 0) > 0,
+      other: !!other,
+    }).toEqual({
+      again: false,
+      stillHeldHere: false,
+      other: true,
+    });
+    await other?.release();
+  });
+});
+
 describe("a same-uuid try its client gave up on, while that uuid holds here", () => {
   it("takes nothing when it lands after the hold's release", async () => {
     const { passThrough, direct } = wire();
@@ -67,6 +119,35 @@ describe("a same-uuid try its client gave up on, while that uuid holds here", ()
     const other = await new Semaphore({ id, redis: direct, limit: 1 }).acquire({ retry: { attempts: 1 } });
     expect(other).toBeDefined();
     await other?.release();
+  });
+});
+
+describe("a same-uuid try here after a renewal its client gave up on", () => {
+  it("waits for the renewal, which may still land: an abandoned try's hold is freed", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("late-renewal-same-uuid");
+    const uuid = crypto.randomUUID();
+    let patience = 250;
+    const lock = await warmLock(
+      id,
+      impatientClient(() => patience),
+    );
+    expect(await lock.acquire({ uuid, autoExtend: { interval: 600 } })).toBe(true);
+    const before = wire().requests();
+    passThrough.faults.delayNext(1, 1_500); // the first renewal reaches Redis 1.5 s after it was sent
+    await waitUntil(() => wire().requests() > before, "the renewal was sent");
+    await pause(300); // its client gave up on it
+    expect(await lock.release()).toBe(true);
+    patience = 10_000;
+    // A try now would take the free key, its answer coming only after the renewal landed and marked that hold
+    // confirmed; its caller gives up first, and the try's undo could then free nothing.
+    passThrough.faults.delayRepliesNext(1, 2_000);
+    const signal = AbortSignal.timeout(400);
+    const again = await lock.acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => false);
+    expect(again).toBe(false);
+    await pause(2_500);
+    await lock.pending;
+    expect(await direct.get(id)).toBeNull();
   });
 });
 
