@@ -12,6 +12,7 @@ import { check } from "./validate";
 /** The acquisition, or the lease it made, that has a Lock instance's turn. */
 interface Turn {
   readonly ended: Promise<void>;
+  over: boolean;
   end(): void;
 }
 
@@ -236,14 +237,20 @@ export class Lock implements AsyncDisposable {
   }
 
   #newTurn(): Turn {
+    // A same-token acquire takes a turn at once, over another caller's acquisition that has it: that one
+    // has it back once this ends, so a later caller still waits for it.
+    let overtaken = this.#turn;
     let end!: () => void;
     const ended = new Promise<void>((resolve) => {
       end = resolve;
     });
     const turn: Turn = {
       ended,
+      over: false,
       end: () => {
-        if (this.#turn === turn) this.#turn = undefined;
+        turn.over = true;
+        if (this.#turn === turn) this.#turn = overtaken?.over === false ? overtaken : undefined;
+        overtaken = undefined; // no chain of ended turns
         end();
       },
     };
