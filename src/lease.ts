@@ -201,14 +201,18 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Adds `amt` ms to the remaining lease while this token holds the key; `extend(0)` only checks (as in 0.2).
-   * @returns true when the key holds this token (and was extended); false when it does not.
+   * @returns true when the key holds this token (and was extended); false when it does not, or, with no
+   * request, when this lease ended here (released, lost, or its token acquired again here).
    * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
    */
   async extend(amt: number): Promise<boolean> {
     check("amt", amt, "ms0", true);
     const { store, token, lease, permit } = this.#c;
-    return !this.#gone && this.#observe("extend", store.extend(token, amt, lease, permit), monotonicNow());
+    // Ended here (released, or lost: its deadline passed, the turn went on) it extends nothing, though the key
+    // may still hold the token a moment: extended then, it would be held for nobody.
+    if (this.#gone || this.#ended) return false;
+    return this.#observe("extend", store.extend(token, amt, lease, permit), monotonicNow());
   }
 
   /**

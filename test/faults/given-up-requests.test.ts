@@ -175,6 +175,22 @@ describe("an acquire with the held uuid while another caller here waits for its 
   });
 });
 
+describe("extend() on a lease lost here while its key lives on", () => {
+  it("answers false and extends nothing: the key would be held for nobody", async () => {
+    const { direct } = wire();
+    const id = uniqueId("extend-after-loss");
+    const lock = new Lock({ id, redis: direct, lease: 1_000 });
+    const lease = (await lock.acquireOrThrow()).signal;
+    // The key outlives the local deadline (which errs early: drift allowance, a stalled timer), here by far.
+    expect(await direct.pexpire(id, 10_000)).toBe(1);
+    await waitUntil(() => lease.aborted, "the lease was reported lost");
+    expect((lease.reason as { reason?: string }).reason).toBe("expired");
+    expect(await lock.extend(30_000)).toBe(false);
+    expect(await direct.pttl(id)).toBeLessThanOrEqual(10_000);
+    await direct.del(id);
+  });
+});
+
 describe("FairLock: a waiter's poll whose first copy lands late (its client re-sent it)", () => {
   it("keeps the waiter first in line: the stale copy does not move its deadline earlier", async () => {
     const { passThrough, faulty, direct } = wire();
