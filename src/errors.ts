@@ -60,10 +60,16 @@ export class LockAcquisitionError extends LockError {
       error?: LockRedisError | undefined;
       /** The holder was another caller of this instance, waited for here: nothing was asked of Redis. */
       here?: boolean | undefined;
+      /** The last wait was here, nothing asked of Redis: without `here`, for a request of the same uuid. */
+      local?: boolean | undefined;
     },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
-    const holder = details.here ? "another caller of this instance held it or was acquiring it" : "";
+    const holder = details.here
+      ? "another caller of this instance held it or was acquiring it"
+      : details.local
+        ? "a release or renewal of this uuid here was still unanswered (it may yet reach Redis)"
+        : "";
     const why =
       details.reason === "held"
         ? holder || "it is held by another owner"

@@ -64,6 +64,10 @@ describe("a same-uuid acquire here after a release its client gave up on", () =>
     expect(held).toBeDefined();
     passThrough.faults.delayNext(1, 1_500); // Redis gets the release 1.5 s after its client gave up
     await expect(held?.release()).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    const waited = await semaphore
+      .acquireOrThrow({ uuid, retry: { attempts: 3, delay: 100 } })
+      .catch((error: Error) => error.message);
+    expect(waited).toContain("a release or renewal of this uuid here was still unanswered");
     const again = await semaphore.acquire({ uuid, retry: { attempts: 3, delay: 100 } });
     await pause(1_800); // the release lands
     const other = await new Semaphore({ id, redis: direct, limit: 1, lease: 10_000 }).acquire({

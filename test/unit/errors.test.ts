@@ -27,6 +27,13 @@ describe("LockAcquisitionError", () => {
     );
   });
 
+  it("names a release of the same uuid here when the last wait was for it, as nothing was asked of Redis", () => {
+    const error = new LockAcquisitionError("job", { ...base, reason: "held", local: true });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: a release or renewal of this uuid here was still unanswered (it may yet reach Redis)',
+    );
+  });
+
   it("on a timeout, tells both the last answer and the try the timeout cut off, which is the cause", () => {
     const cutOff = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 50));
     const error = new LockAcquisitionError("job", { ...base, reason: "timeout", error: cutOff });
