@@ -3,12 +3,11 @@
 // helper-47 of 2026-12-04). A late release ended the hold a same-uuid acquire here had just confirmed (two
 // holders); the undo of a same-uuid try, landing while that uuid held, named the try nowhere, so its late copy
 // took the lock again after the release (held by nobody); a late renewal marked a same-uuid try's hold
-// confirmed, so that try's undo could not free it; an acquire with the held uuid took the instance's turn
-// from another caller waiting here, and after its release the next caller no longer waited; extend() on a
-// lease lost here extended the key for nobody; a fair waiter's late poll moved its deadline into the past,
-// and the next sweep sent it behind the waiter after it.
+// confirmed, so that try's undo could not free it; extend() on a lease lost here extended the key for
+// nobody; a fair waiter's late poll moved its deadline into the past, and the next sweep sent it behind the
+// waiter after it. (An acquire with the held uuid that took another caller's turn: seeded-turn.test.ts.)
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock, LockAcquisitionError, Semaphore } from "../../src/index";
+import { FairLock, Lock, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
 import { pause, waitUntil } from "./support/time";
@@ -152,30 +151,6 @@ describe("a same-uuid try here after a renewal its client gave up on", () => {
     await pause(2_500);
     await lock.pending;
     expect(await direct.get(id)).toBeNull();
-  });
-});
-
-describe("an acquire with the held uuid while another caller here waits for its turn", () => {
-  it("gives that caller its turn back: the next caller waits locally", async () => {
-    const { faulty, direct } = wire();
-    const id = uniqueId("uuid-turn");
-    const uuid = crypto.randomUUID();
-    expect(await new Lock({ id, redis: direct, lease: 10_000 }).acquire({ uuid })).toBe(true);
-    const lock = new Lock({ id, redis: faulty, uuid, lease: 10_000 });
-    const first = lock.acquire({ retry: { attempts: 40, delay: 100 } }); // takes the turn, polls Redis
-    expect(await lock.getStatus()).toBe("ACQUIRED"); // the seeded hold, confirmed while `first` has the turn
-    expect(await lock.acquire({ uuid })).toBe(true); // the same holder: no wait
-    expect(await lock.release()).toBe(true);
-    expect(await first).toBe(true);
-    const before = wire().requests();
-    const error = await lock.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((e: unknown) => e);
-    const requests = wire().requests() - before;
-    expect(await lock.release()).toBe(true);
-    expect(error).toBeInstanceOf(LockAcquisitionError);
-    expect({ requests, here: (error as Error).message.includes("another caller of this instance") }).toEqual({
-      requests: 0,
-      here: true,
-    });
   });
 });
 
