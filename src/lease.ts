@@ -81,6 +81,7 @@ export class Lease implements AsyncDisposable {
   #heardAt = Number.NEGATIVE_INFINITY; // the send time of the newest request whose answer counted, held or not
   #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
   #unsure = false; // the newest renewal is unanswered or failed: it may run, or have run, in Redis
+  #extending = 0; // extends not answered by Redis (failed at the client too): each may still run in Redis
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
@@ -212,7 +213,13 @@ export class Lease implements AsyncDisposable {
     // Ended here (released, or lost: its deadline passed, the turn went on) it extends nothing, though the key
     // may still hold the token a moment: extended then, it would be held for nobody.
     if (this.#gone || this.#ended) return false;
-    return this.#observe("extend", store.extend(token, amt, lease, permit), monotonicNow());
+    const request = store.extend(token, amt, lease, permit);
+    this.#extending += 1;
+    const answered = () => {
+      this.#extending -= 1;
+    };
+    void request.then(answered, (error) => error instanceof LockRedisError && error.refused && answered());
+    return this.#observe("extend", request, monotonicNow());
   }
 
   /**
@@ -280,7 +287,7 @@ export class Lease implements AsyncDisposable {
     if (this.#ended) return;
     this.#end();
     this.#reportLoss(reason);
-    if (reason === "expired" && this.#unsure) this.#releaseStray();
+    if (reason === "expired" && (this.#unsure || this.#extending > 0)) this.#releaseStray();
   }
 
   #reportLoss(reason: LockLossReason): void {
@@ -437,9 +444,9 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Releases what a renewal may have renewed after the lease expired here (its request or answer late, or
-   * failed at the client yet run; the local deadline is early): else the lock is held for nobody a lease
-   * more, on a quorum too. Only a random token's: a chosen one (`uuid`) may hold for another lease or
+   * Releases what a renewal or extend may have renewed after the lease expired here (its request or answer
+   * late, or failed at the client yet run; the local deadline is early): else the lock is held for nobody a
+   * lease (or the extend's amount) more, on a quorum too. Only a random token's: a chosen one (`uuid`) may hold for another lease or
    * process by now, whose hold this would end.
    */
   #releaseStray(): void {

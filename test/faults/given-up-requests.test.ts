@@ -5,9 +5,11 @@
 // took the lock again after the release (held by nobody); a late renewal marked a same-uuid try's hold
 // confirmed, so that try's undo could not free it; extend() on a lease lost here extended the key for
 // nobody; a fair waiter's late poll moved its deadline into the past, and the next sweep sent it behind the
-// waiter after it. (An acquire with the held uuid that took another caller's turn: seeded-turn.test.ts.)
+// waiter after it; an extend() that landed after its lease ran out here kept the key held for nobody
+// (helper-49). (An acquire with the held uuid that took another caller's turn: seeded-turn.test.ts.)
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
 import { pause, waitUntil } from "./support/time";
@@ -167,6 +169,31 @@ describe("extend() on a lease lost here while its key lives on", () => {
     expect(await lock.extend(30_000)).toBe(false);
     expect(await direct.pttl(id)).toBeLessThanOrEqual(10_000);
     await direct.del(id);
+  });
+});
+
+describe("an extend() its client gave up on, that still reaches Redis after the lease was reported expired", () => {
+  // Review helper-49 (2026-12-04): the extend landed, the lease here ran out at its old deadline, and the key
+  // (or permit) stayed held for nobody for the extend's amount. As for a renewal, the stray is released.
+  it.each(["Lock", "Semaphore"])("%s: the key is released, not held for nobody", async (kind) => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId(`late-extend-${kind}`);
+    const redis = impatientClient(() => 250);
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 1_500 });
+    const lock = new Lock({ id, redis, lease: 1_500 });
+    const acquire = async () =>
+      kind === "Lock" ? ((await lock.acquire()) ? lock : undefined) : semaphore.acquire();
+    await (await acquire())?.release(); // the scripts are cached: one request per call
+    const held = await acquire();
+    const signal = held?.signal as AbortSignal;
+    passThrough.faults.delayNext(1, 600); // the extend reaches Redis 600 ms after it was sent
+    await expect(held?.extend(20_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    await waitUntil(() => signal.aborted, "the lease was reported lost", { timeoutMs: 3_000 });
+    expect((signal.reason as { reason?: string }).reason).toBe("expired");
+    await pause(1_000); // past the lease the acquire set
+    await (kind === "Lock" ? lock.pending : semaphore.pending);
+    const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
+    expect(await direct.pttl(key)).toBe(-2);
   });
 });
 
