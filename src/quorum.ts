@@ -330,10 +330,11 @@ function quorumStore(
 }
 
 /**
- * The members' announcements as the quorum's: the n-th release (or acquisition) is the lock's once a majority
- * of members announced n since listening began. One member's alone is none of the lock's (a round's take of a
- * minority undone, a stray hold), and would wake a wait to no purpose: a round taking a free member beside a
- * majority holder, then undoing it, would wake itself again and again. Covered once a majority listens.
+ * The members' announcements as the quorum's: a release (or acquisition) is the lock's once a majority of
+ * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
+ * lock's (a round's take of a minority undone, a stray hold), and would wake a wait to no purpose: a round
+ * taking a free member beside a majority holder, then undoing it, would wake itself again and again.
+ * Covered once a majority listens.
  */
 function combined(all: readonly LockEvents[], members: number): LockEvents {
   const majority = majorityOf(members);
@@ -354,9 +355,10 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           settled = true;
           resolve(listening);
         };
-        const passed = { released: 0, acquired: 0 };
+        // Per member, its announcements not yet part of one of the lock's: a member that missed one (restarted
+        // without the hold) must not stay behind the others for good.
         const heard = all.map(() => ({ released: 0, acquired: 0 }));
-        const hear = (counts: typeof passed) => (event: FeedEvent) => {
+        const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
           if (event === "ended") {
@@ -366,9 +368,8 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
           counts[event] += 1;
-          const nth = passed[event] + 1;
-          if (heard.filter((each) => each[event] >= nth).length < majority) return;
-          passed[event] = nth;
+          if (heard.filter((each) => each[event] > 0).length < majority) return;
+          for (const each of heard) each[event] = Math.max(0, each[event] - 1);
           onEvent(event);
         };
         let pending = all.length;
