@@ -13,6 +13,8 @@ import { check } from "./validate";
 interface Turn {
   readonly ended: Promise<void>;
   over: boolean;
+  /** The turn this one was taken over (a same-token acquire's): the instance's again once this ends. */
+  overtaken: Turn | undefined;
   end(): void;
 }
 
@@ -239,7 +241,6 @@ export class Lock implements AsyncDisposable {
   #newTurn(): Turn {
     // A same-token acquire takes a turn at once, over another caller's acquisition that has it: that one
     // has it back once this ends, so a later caller still waits for it.
-    let overtaken = this.#turn;
     let end!: () => void;
     const ended = new Promise<void>((resolve) => {
       end = resolve;
@@ -247,10 +248,13 @@ export class Lock implements AsyncDisposable {
     const turn: Turn = {
       ended,
       over: false,
+      overtaken: this.#turn,
       end: () => {
         turn.over = true;
-        if (this.#turn === turn) this.#turn = overtaken?.over === false ? overtaken : undefined;
-        overtaken = undefined; // no chain of ended turns
+        let next = turn.overtaken;
+        while (next?.over) next = next.overtaken;
+        turn.overtaken = next; // ended turns drop out: one that overtook this finds the live one, no chain
+        if (this.#turn === turn) this.#turn = next;
         end();
       },
     };

@@ -54,21 +54,25 @@ describe("a seeded Lock that holds, then acquire() on the same instance", () => 
     expect(await anotherAcquire(lock)).toEqual({ requests: 0, here: true });
   });
 
-  it("gives the turn back to a caller here that an acquire with the held uuid overtook", async () => {
-    // Review helper-46 (2026-12-04): the same-uuid acquire's turn replaced the waiting caller's; once it was
-    // released, that caller acquired holding no turn, and the next caller went to Redis instead of waiting.
-    const { faulty, direct } = wire();
-    const id = uniqueId("uuid-turn");
-    const uuid = crypto.randomUUID();
-    expect(await new Lock({ id, redis: direct, lease: 10_000 }).acquire({ uuid })).toBe(true);
-    const lock = new Lock({ id, redis: faulty, uuid, lease: 10_000 });
-    const first = lock.acquire({ retry: { attempts: 40, delay: 100 } }); // takes the turn, polls Redis
-    expect(await lock.getStatus()).toBe("ACQUIRED"); // the seeded hold, confirmed while `first` has the turn
-    expect(await lock.acquire({ uuid })).toBe(true); // the same holder: no wait
-    expect(await lock.release()).toBe(true);
-    expect(await first).toBe(true);
-    expect(await anotherAcquire(lock)).toEqual({ requests: 0, here: true });
-  });
+  it.each([1, 2])(
+    "gives the turn back to a caller here that %i acquire(s) with the held uuid overtook",
+    async (times) => {
+      // Review helper-46 (2026-12-04): the same-uuid acquire's turn replaced the waiting caller's; once it was
+      // released, that caller acquired holding no turn, and the next caller went to Redis instead of waiting.
+      // Review helper-48: two in a row lost it again (the second overtook the first, whose end dropped the link).
+      const { faulty, direct } = wire();
+      const id = uniqueId("uuid-turn");
+      const uuid = crypto.randomUUID();
+      expect(await new Lock({ id, redis: direct, lease: 10_000 }).acquire({ uuid })).toBe(true);
+      const lock = new Lock({ id, redis: faulty, uuid, lease: 10_000 });
+      const first = lock.acquire({ retry: { attempts: 40, delay: 100 } }); // takes the turn, polls Redis
+      expect(await lock.getStatus()).toBe("ACQUIRED"); // the seeded hold, confirmed while `first` has the turn
+      for (let i = 0; i < times; i += 1) expect(await lock.acquire({ uuid })).toBe(true); // the same holder
+      expect(await lock.release()).toBe(true);
+      expect(await first).toBe(true);
+      expect(await anotherAcquire(lock)).toEqual({ requests: 0, here: true });
+    },
+  );
 
   it("holds again when getStatus() says ACQUIRED after its lease expired here (the holder extended it)", async () => {
     // Review helper-34: once its local deadline passed, the seeded lease stayed "expired" for good.
