@@ -214,6 +214,9 @@ export class Lease implements AsyncDisposable {
     // may still hold the token a moment: extended then, it would be held for nobody.
     if (this.#gone || this.#ended) return false;
     const request = store.extend(token, amt, lease, permit);
+    // A same-token try here waits for it as for a renewal: landing after that try took the key, it would head
+    // the hold's list, which the try's undo (its caller gave up on it) could then not free.
+    this.#c.tokens?.track("releasing", token, landed(request, lease));
     this.#extending += 1;
     const answered = () => {
       this.#extending -= 1;
@@ -473,8 +476,8 @@ export class Lease implements AsyncDisposable {
 /**
  * Settles once `request` surely ran or never will: Redis answered it (or refused it), or its client gave up
  * on it (a per-request timeout, a cut connection) and a lease has passed since its send, the longest a
- * request is taken to travel. Until then a same-token try here waits: a release or renewal landing after
- * that try would end, or confirm for nobody, the hold the try made.
+ * request is taken to travel. Until then a same-token try here waits: a release, renewal or extend landing
+ * after that try would end, or confirm for nobody, the hold the try made.
  */
 function landed(request: Promise<unknown>, lease: number): Promise<unknown> {
   const sentAt = monotonicNow();

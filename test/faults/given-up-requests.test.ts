@@ -6,7 +6,7 @@
 // confirmed, so that try's undo could not free it; extend() on a lease lost here extended the key for
 // nobody; a fair waiter's late poll moved its deadline into the past, and the next sweep sent it behind the
 // waiter after it; an extend() that landed after its lease ran out here kept the key held for nobody
-// (helper-49). (An acquire with the held uuid that took another caller's turn: seeded-turn.test.ts.)
+// (helper-49), and so did one that landed after an abandoned same-uuid try took the key (helper-48). (An acquire with the held uuid that took another caller's turn: seeded-turn.test.ts.)
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
@@ -191,6 +191,37 @@ describe("an extend() its client gave up on, that still reaches Redis after the 
     await waitUntil(() => signal.aborted, "the lease was reported lost", { timeoutMs: 3_000 });
     expect((signal.reason as { reason?: string }).reason).toBe("expired");
     await pause(1_000); // past the lease the acquire set
+    await (kind === "Lock" ? lock.pending : semaphore.pending);
+    const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
+    expect(await direct.pttl(key)).toBe(-2);
+  });
+});
+
+describe("a same-uuid try here after an extend() its client gave up on", () => {
+  // Review helper-48 (2026-12-04): the extend landed after the try took the free key and headed its list, so
+  // the try's undo (its caller gave up) could not free it: held by nobody for the lease and the extension.
+  it.each(["Lock", "Semaphore"])("%s: waits for the extend, which may still land", async (kind) => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId(`late-extend-same-uuid-${kind}`);
+    const uuid = crypto.randomUUID();
+    let patience = 250;
+    const redis = impatientClient(() => patience);
+    const lock = new Lock({ id, redis, lease: 10_000 });
+    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+    const acquire = async (config?: { uuid: string; retry?: { attempts: number }; signal?: AbortSignal }) =>
+      kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config);
+    const warm = await acquire({ uuid: crypto.randomUUID() }); // the scripts are cached
+    expect(await warm?.extend(10)).toBe(true);
+    expect(await warm?.release()).toBe(true);
+    const held = await acquire({ uuid });
+    passThrough.faults.delayNext(1, 500); // the extend reaches Redis 500 ms after it was sent
+    await expect(held?.extend(5_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    expect(await held?.release()).toBe(true);
+    patience = 10_000;
+    passThrough.faults.delayRepliesNext(1, 2_000); // a try now runs at once, its answer after the extend landed
+    const signal = AbortSignal.timeout(400);
+    expect(await acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => undefined)).toBeUndefined();
+    await pause(2_500);
     await (kind === "Lock" ? lock.pending : semaphore.pending);
     const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
     expect(await direct.pttl(key)).toBe(-2);
