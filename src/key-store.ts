@@ -59,8 +59,9 @@ export function keyStore(target: StoreTarget): LockStore {
         await runScript(target, "extend", extendLock, releasing, [token, newCallId(), amount]),
       );
     },
-    async renew(token, lease) {
-      return observation(await runScript(target, "renew", renewLock, taking, [token, lease]));
+    async renew(token, lease, _permit, confirm = true) {
+      const args = confirm ? [token, lease] : [token, lease, "0"];
+      return observation(await runScript(target, "renew", renewLock, taking, args));
     },
     async status(token, _lease, _permit, confirm = true) {
       return observation(await runScript(target, "status", renewLock, taking, [token, confirm ? 0 : -1]));

@@ -62,6 +62,7 @@ export interface Confirmation {
 export class Lease implements AsyncDisposable {
   readonly #c: LeaseContext;
   readonly #fencingToken: number | undefined;
+  readonly #tookHere: boolean; // an acquisition here made it: its try's id, on the hold's list, confirms it
   #deadline = 0;
   #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
@@ -88,6 +89,7 @@ export class Lease implements AsyncDisposable {
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
     this.#c = context;
     this.#fencingToken = confirmed?.fencingToken;
+    this.#tookHere = confirmed !== undefined;
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
     this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
@@ -404,7 +406,9 @@ export class Lease implements AsyncDisposable {
       );
     // A same-token try here waits for it as for a release: landing after that try, it would confirm the try's
     // hold, which the try's undo (its caller gave up on it) could then not free.
-    const request = store.renew(token, lease, permit);
+    // One of a hold taken here adds no `*` to its list: a copy the client re-sent, landing after a same-token
+    // try took the key anew, must leave that try undoable (the answer to the other copy ended the wait for it).
+    const request = store.renew(token, lease, permit, !this.#tookHere);
     this.#unsure = true;
     this.#c.tokens?.track("releasing", token, landed(request, lease));
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On

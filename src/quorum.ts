@@ -310,9 +310,9 @@ function quorumStore(
       onPermit(token, lease, known, (permit) =>
         observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
       ),
-    renew: (token, lease, known) =>
+    renew: (token, lease, known, confirm) =>
       onPermit(token, lease, known, (permit) =>
-        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit)),
+        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit, confirm)),
       ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.

@@ -71,8 +71,11 @@ export interface LockStore {
   release(token: string, lease: number, permit?: number): Promise<boolean>;
   /** Adds `amount` ms to the lease (0 only checks). */
   extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;
-  /** Makes at least `lease` ms remain, never less than is left. */
-  renew(token: string, lease: number, permit?: number): Promise<Observation>;
+  /**
+   * Makes at least `lease` ms remain, never less than is left. `confirm` (default true): as for `status`;
+   * false for a hold a try of this process took (its id on the hold's list already does that job).
+   */
+  renew(token: string, lease: number, permit?: number, confirm?: boolean): Promise<Observation>;
   /**
    * Whether the token holds. `confirm` (default true): a hold found becomes no try's to undo, as after an
    * extend (a uuid seeded elsewhere holds from then on); false only looks.

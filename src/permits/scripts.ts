@@ -278,8 +278,9 @@ return {1, target}
  * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less than left.
  * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): its list gains `*`, so no undo
  * or leave of a try abandoned earlier frees the permit (an extend's call id stays on it, for its re-runs);
- * unless ARGV[2] is -1, which only looks.
+ * unless ARGV[2] is -1, which only looks, or ARGV[4] is "0" (as in {@link renewLock}).
  * ARGV[1]  token; ARGV[2] lease, ms (0: status; -1: status that confirms nothing); ARGV[3] the permit held, if known (only it counts), or 0
+ * ARGV[4]  "0": a renewal of a hold a try of this process took, which adds no `*`
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */
 export const renewPermit = /* @__PURE__ */ defineScript(
@@ -291,7 +292,7 @@ if not at then
   return {0, -2}
 end
 local listed = redis.call("HGET", receipts, at - 5)
-if listed and lease >= 0 and not tried(listed, "*") then
+if listed and lease >= 0 and ARGV[4] ~= "0" and not tried(listed, "*") then
   redis.call("HSET", receipts, at - 5, listed .. " *")
 end
 local remaining = redis.call("PTTL", KEYS[at])

@@ -84,8 +84,8 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       async extend(token, amount, _lease, permit) {
         return observation(await run("extend", extendPermit, [token, newCallId(), amount, permit ?? 0]));
       },
-      async renew(token, lease, permit) {
-        return observation(await run("renew", renewPermit, [token, lease, permit ?? 0]));
+      async renew(token, lease, permit, confirm = true) {
+        return observation(await run("renew", renewPermit, [token, lease, permit ?? 0, confirm ? 1 : 0]));
       },
       async status(token, _lease, permit, confirm = true) {
         return observation(await run("status", renewPermit, [token, confirm ? 0 : -1, permit ?? 0]));

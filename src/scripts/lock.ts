@@ -168,9 +168,11 @@ return {1, target}
  * left. Compared in Lua: the HTTP client JSON-parses replies ("123" becomes a number). Safe to run twice.
  * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): the grant gains `*`, which no
  * undo frees, so no undo of a try abandoned earlier frees the hold, as after an extend; unless ARGV[2] is -1,
- * which only looks. The grant lives as long as the key, to name the hold's tries once it is released.
+ * which only looks, or ARGV[3] is "0": the renewal of a hold a try of this process took, whose id stays on
+ * the list (a late copy of it, landing on a newer hold of the token, must leave that hold's tries to undo).
+ * The grant lives as long as the key, to name the hold's tries once it is released.
  * KEYS[2]  grant key
- * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing)
+ * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing); ARGV[3] "0": a renewal that adds no `*`
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
 export const renewLock = /* @__PURE__ */ defineScript(
@@ -186,7 +188,7 @@ if remaining >= 0 and remaining < lease then
 end
 local grant = redis.call("GET", KEYS[2])
 if grant and lease >= 0 then
-  local marked = tried(grant, "*") and grant or grant .. " *"
+  local marked = (ARGV[3] == "0" or tried(grant, "*")) and grant or grant .. " *"
   redis.call("SET", KEYS[2], marked, "PX", math.max(1, remaining, redis.call("PTTL", KEYS[2])))
 end
 return {1, remaining}

@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
+import type { LockAcquireConfig } from "../../src/types";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
 import { pause, waitUntil } from "./support/time";
@@ -226,6 +227,41 @@ describe("a same-uuid try here after an extend() its client gave up on", () => {
     const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
     expect(await direct.pttl(key)).toBe(-2);
   });
+});
+
+describe("a same-uuid try here after a renewal whose client re-sent it (a cut connection)", () => {
+  // Review helper-48 (2026-12-04): the re-sent copy's answer ended the wait; the first copy landed after a
+  // same-uuid try took the free key and marked that hold confirmed (`*`), so the try's undo freed nothing.
+  it.each(["Lock", "Semaphore"])(
+    "%s: the first copy, landing late, leaves the try undoable",
+    async (kind) => {
+      const { passThrough, direct } = wire();
+      const id = uniqueId(`ghost-renewal-same-uuid-${kind}`);
+      const uuid = crypto.randomUUID();
+      let patience = 250;
+      const redis = impatientClient(() => patience);
+      const lock = new Lock({ id, redis, lease: 10_000 });
+      const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
+      const acquire = async (config: LockAcquireConfig) =>
+        kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config);
+      await (await acquire({ uuid: crypto.randomUUID() }))?.release(); // the scripts are cached
+      const held = await acquire({ uuid, autoExtend: { interval: 600 } });
+      await held?.getStatus(); // so is the renewal's
+      const before = wire().requests();
+      passThrough.faults.ghostNext(1, 1_000); // the renewal's first copy reaches Redis 1 s late
+      await waitUntil(() => wire().requests() >= before + 2, "the renewal and its re-sent copy were sent");
+      await pause(100); // the re-sent copy was answered
+      expect(await held?.release()).toBe(true);
+      patience = 10_000;
+      passThrough.faults.delayRepliesNext(1, 2_000); // a try now runs at once, its answer after the copy landed
+      const signal = AbortSignal.timeout(400);
+      expect(await acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => undefined)).toBeUndefined();
+      await pause(2_500);
+      await (kind === "Lock" ? lock.pending : semaphore.pending);
+      const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
+      expect(await direct.pttl(key)).toBe(-2);
+    },
+  );
 });
 
 describe("FairLock: a waiter's poll whose first copy lands late (its client re-sent it)", () => {
