@@ -32,6 +32,34 @@ async function warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
   return lock;
 }
 
+/** A Lock or a one-permit Semaphore of `redis` as one shape; `key` is what it holds in Redis. */
+function subjectOf(kind: string, id: string, redis: ReturnType<typeof impatientClient>, lease = 10_000) {
+  const lock = new Lock({ id, redis, lease });
+  const semaphore = new Semaphore({ id, redis, limit: 1, lease });
+  return {
+    acquire: async (config?: LockAcquireConfig) =>
+      kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config),
+    pending: () => (kind === "Lock" ? lock.pending : semaphore.pending),
+    key: kind === "Lock" ? id : companionKey(id, ":permit:1"),
+  };
+}
+
+/**
+ * A same-uuid try that runs at once while its answer is held back 2 s, and whose caller gives up after
+ * 400 ms (or that waits here, sending nothing): resolves with the key's PTTL once all is settled (-2: gone).
+ */
+async function abandonSameUuidTry(subject: ReturnType<typeof subjectOf>, uuid: string): Promise<number> {
+  const { passThrough, direct } = wire();
+  passThrough.faults.delayRepliesNext(1, 2_000);
+  const signal = AbortSignal.timeout(400);
+  expect(
+    await subject.acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => undefined),
+  ).toBeUndefined();
+  await pause(2_500);
+  await subject.pending();
+  return direct.pttl(subject.key);
+}
+
 describe("a same-uuid acquire here after a release its client gave up on", () => {
   it("waits (for its turn, and for the release, which may still land): never two holders", async () => {
     const { passThrough, direct } = wire();
@@ -179,22 +207,22 @@ describe("an extend() its client gave up on, that still reaches Redis after the 
   it.each(["Lock", "Semaphore"])("%s: the key is released, not held for nobody", async (kind) => {
     const { passThrough, direct } = wire();
     const id = uniqueId(`late-extend-${kind}`);
-    const redis = impatientClient(() => 250);
-    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 1_500 });
-    const lock = new Lock({ id, redis, lease: 1_500 });
-    const acquire = async () =>
-      kind === "Lock" ? ((await lock.acquire()) ? lock : undefined) : semaphore.acquire();
-    await (await acquire())?.release(); // the scripts are cached: one request per call
-    const held = await acquire();
+    const subject = subjectOf(
+      kind,
+      id,
+      impatientClient(() => 250),
+      1_500,
+    );
+    await (await subject.acquire())?.release(); // the scripts are cached: one request per call
+    const held = await subject.acquire();
     const signal = held?.signal as AbortSignal;
     passThrough.faults.delayNext(1, 600); // the extend reaches Redis 600 ms after it was sent
     await expect(held?.extend(20_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
     await waitUntil(() => signal.aborted, "the lease was reported lost", { timeoutMs: 3_000 });
     expect((signal.reason as { reason?: string }).reason).toBe("expired");
     await pause(1_000); // past the lease the acquire set
-    await (kind === "Lock" ? lock.pending : semaphore.pending);
-    const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
-    expect(await direct.pttl(key)).toBe(-2);
+    await subject.pending();
+    expect(await direct.pttl(subject.key)).toBe(-2);
   });
 });
 
@@ -202,30 +230,23 @@ describe("a same-uuid try here after an extend() its client gave up on", () => {
   // Review helper-48 (2026-12-04): the extend landed after the try took the free key and headed its list, so
   // the try's undo (its caller gave up) could not free it: held by nobody for the lease and the extension.
   it.each(["Lock", "Semaphore"])("%s: waits for the extend, which may still land", async (kind) => {
-    const { passThrough, direct } = wire();
-    const id = uniqueId(`late-extend-same-uuid-${kind}`);
+    const { passThrough } = wire();
     const uuid = crypto.randomUUID();
     let patience = 250;
-    const redis = impatientClient(() => patience);
-    const lock = new Lock({ id, redis, lease: 10_000 });
-    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
-    const acquire = async (config?: { uuid: string; retry?: { attempts: number }; signal?: AbortSignal }) =>
-      kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config);
-    const warm = await acquire({ uuid: crypto.randomUUID() }); // the scripts are cached
+    const subject = subjectOf(
+      kind,
+      uniqueId(`late-extend-same-uuid-${kind}`),
+      impatientClient(() => patience),
+    );
+    const warm = await subject.acquire({ uuid: crypto.randomUUID() }); // the scripts are cached
     expect(await warm?.extend(10)).toBe(true);
     expect(await warm?.release()).toBe(true);
-    const held = await acquire({ uuid });
+    const held = await subject.acquire({ uuid });
     passThrough.faults.delayNext(1, 500); // the extend reaches Redis 500 ms after it was sent
     await expect(held?.extend(5_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
     expect(await held?.release()).toBe(true);
-    patience = 10_000;
-    passThrough.faults.delayRepliesNext(1, 2_000); // a try now runs at once, its answer after the extend landed
-    const signal = AbortSignal.timeout(400);
-    expect(await acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => undefined)).toBeUndefined();
-    await pause(2_500);
-    await (kind === "Lock" ? lock.pending : semaphore.pending);
-    const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
-    expect(await direct.pttl(key)).toBe(-2);
+    patience = 10_000; // the try's client waits: its caller gives up instead
+    expect(await abandonSameUuidTry(subject, uuid)).toBe(-2);
   });
 });
 
@@ -235,31 +256,24 @@ describe("a same-uuid try here after a renewal whose client re-sent it (a cut co
   it.each(["Lock", "Semaphore"])(
     "%s: the first copy, landing late, leaves the try undoable",
     async (kind) => {
-      const { passThrough, direct } = wire();
-      const id = uniqueId(`ghost-renewal-same-uuid-${kind}`);
+      const { passThrough } = wire();
       const uuid = crypto.randomUUID();
       let patience = 250;
-      const redis = impatientClient(() => patience);
-      const lock = new Lock({ id, redis, lease: 10_000 });
-      const semaphore = new Semaphore({ id, redis, limit: 1, lease: 10_000 });
-      const acquire = async (config: LockAcquireConfig) =>
-        kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config);
-      await (await acquire({ uuid: crypto.randomUUID() }))?.release(); // the scripts are cached
-      const held = await acquire({ uuid, autoExtend: { interval: 600 } });
+      const subject = subjectOf(
+        kind,
+        uniqueId(`ghost-renewal-same-uuid-${kind}`),
+        impatientClient(() => patience),
+      );
+      await (await subject.acquire({ uuid: crypto.randomUUID() }))?.release(); // the scripts are cached
+      const held = await subject.acquire({ uuid, autoExtend: { interval: 600 } });
       await held?.getStatus(); // so is the renewal's
       const before = wire().requests();
       passThrough.faults.ghostNext(1, 1_000); // the renewal's first copy reaches Redis 1 s late
       await waitUntil(() => wire().requests() >= before + 2, "the renewal and its re-sent copy were sent");
       await pause(100); // the re-sent copy was answered
       expect(await held?.release()).toBe(true);
-      patience = 10_000;
-      passThrough.faults.delayRepliesNext(1, 2_000); // a try now runs at once, its answer after the copy landed
-      const signal = AbortSignal.timeout(400);
-      expect(await acquire({ uuid, retry: { attempts: 1 }, signal }).catch(() => undefined)).toBeUndefined();
-      await pause(2_500);
-      await (kind === "Lock" ? lock.pending : semaphore.pending);
-      const key = kind === "Lock" ? id : companionKey(id, ":permit:1");
-      expect(await direct.pttl(key)).toBe(-2);
+      patience = 10_000; // the try's client waits: its caller gives up instead
+      expect(await abandonSameUuidTry(subject, uuid)).toBe(-2);
     },
   );
 });
