@@ -68,7 +68,7 @@ export class LockAcquisitionError extends LockError {
     const holder = details.here
       ? "another caller of this instance held it or was acquiring it"
       : details.local
-        ? "a release or renewal of this uuid here was still unanswered (it may yet reach Redis)"
+        ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : "";
     const why =
       details.reason === "held"

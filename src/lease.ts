@@ -453,8 +453,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Releases what a renewal or extend may have renewed after the lease expired here (its request or answer
    * late, or failed at the client yet run; the local deadline is early): else the lock is held for nobody a
-   * lease (or the extend's amount) more, on a quorum too. Only a random token's: a chosen one (`uuid`) may hold for another lease or
-   * process by now, whose hold this would end.
+   * lease (or the extend's amount) more, on a quorum too. Only a random token's: a chosen one (`uuid`) may
+   * hold for another lease or process by now, whose hold this would end.
    */
   #releaseStray(): void {
     if (this.#strayReleased || this.#c.tokens || !this.releasable) return;

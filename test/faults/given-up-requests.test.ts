@@ -97,7 +97,7 @@ describe("a same-uuid acquire here after a release its client gave up on", () =>
     const waited = await semaphore
       .acquireOrThrow({ uuid, retry: { attempts: 3, delay: 100 } })
       .catch((error: Error) => error.message);
-    expect(waited).toContain("a release or renewal of this uuid here was still unanswered");
+    expect(waited).toContain("a release, renewal or extend of this uuid here was still unanswered");
     const again = await semaphore.acquire({ uuid, retry: { attempts: 3, delay: 100 } });
     await pause(1_800); // the release lands
     const other = await new Semaphore({ id, redis: direct, limit: 1, lease: 10_000 }).acquire({

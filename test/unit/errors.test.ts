@@ -30,7 +30,7 @@ describe("LockAcquisitionError", () => {
   it("names a release of the same uuid here when the last wait was for it, as nothing was asked of Redis", () => {
     const error = new LockAcquisitionError("job", { ...base, reason: "held", local: true });
     expect(error.message).toBe(
-      'Could not acquire lock "job" after 3 attempts in 205 ms: a release or renewal of this uuid here was still unanswered (it may yet reach Redis)',
+      'Could not acquire lock "job" after 3 attempts in 205 ms: a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)',
     );
   });
 
