@@ -160,6 +160,14 @@ return {1, slot - 5, fence}
 `,
 );
 
+// remember(id): field "r" lists the newest release and extend call ids (at least 32, one per permit up to
+// 256), so a re-run, or a late first copy its client re-sent, answers as the first run did (`RECENT`).
+const REMEMBER = `local function remember(id)
+  redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
+  keep(receipts, 30000)
+end
+`;
+
 /**
  * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the waiter it entitles
  * (the k-th in line when k permits are free; one whose token holds a permit already is passed over, as its
@@ -171,19 +179,22 @@ return {1, slot - 5, fence}
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
- * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0.
+ * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0; a
+ *          re-run answers as the first run did, and frees nothing when that one found no permit.
  */
 export const releasePermit = /* @__PURE__ */ defineScript(
   "release",
   TRIES,
   RECENT,
   COMMON,
+  REMEMBER,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then
   dequeue(ARGV[6])
 end
-if not matching and tried(redis.call("HGET", receipts, "r") or "", id) then
-  return 1
+local ran = not matching and answered(redis.call("HGET", receipts, "r"), id)
+if ran then
+  return ran
 end
 local held, frees, only, holds = nil, 0, tonumber(ARGV[8]) or 0, {}
 for i = 6, #KEYS do
@@ -209,6 +220,9 @@ for i = 6, #KEYS do
   end
 end
 if not held then
+  if not matching then
+    remember(id .. "!")
+  end
   if matching and ARGV[6] == "" then
     bury(id .. "!")
     keep(receipts, 30000)
@@ -224,7 +238,7 @@ frees = frees + 1
 holds[token] = holds[token] - 1
 redis.call("HSET", receipts, held - 5, id)
 if not matching then
-  redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
+  remember(id)
 end
 keep(receipts, 30000)
 local message = "released"
@@ -249,7 +263,9 @@ return 1
 );
 
 /**
- * Adds ms to the lease of a token's permit; its call id becomes the receipt, so a re-run adds nothing.
+ * Adds ms to the lease of a token's permit; its call id becomes the receipt, so a re-run adds nothing. One
+ * that found no permit of the token is kept in field "r", so a re-run of it extends nothing either, though
+ * the token may hold again by then.
  * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known
  *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
@@ -257,9 +273,15 @@ return 1
 export const extendPermit = /* @__PURE__ */ defineScript(
   "extend",
   TRIES,
+  RECENT,
   COMMON,
-  `local at = holding(ARGV[1], tonumber(ARGV[4]))
+  REMEMBER,
+  `local ran = answered(redis.call("HGET", receipts, "r"), ARGV[2])
+local at = ran ~= 0 and holding(ARGV[1], tonumber(ARGV[4]))
 if not at then
+  if not ran then
+    remember(ARGV[2] .. "!")
+  end
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[at])

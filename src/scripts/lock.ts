@@ -8,9 +8,9 @@ import { RECENT, TRIES } from "./tries";
 
 // The receipt lists the last 32 release and extend call ids (newest first), as a permit's releases are kept:
 // a re-sent call finds its own first run among later ones (one other release and the token taken again
-// elsewhere in between made a re-sent release delete that newer hold).
+// elsewhere in between made a re-sent release delete that newer hold), and answers as it did.
 const RECEIPT = `local function receipted(id)
-  return tried(redis.call("GET", KEYS[2]) or "", id)
+  return answered(redis.call("GET", KEYS[2]), id)
 end
 local function receipt(id)
   redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", 30000)
@@ -86,7 +86,8 @@ return {1, fence}
 
 /**
  * Deletes the lock if it holds this token, announcing it; the receipt lists its call id 30 s, so a re-run
- * answers 1 (while fewer than 32 releases and extends came between). An undo (ARGV[3] "1") marks try ARGV[2]
+ * answers as the first run did (while fewer than 32 releases and extends came between): one that found the
+ * lock gone deletes nothing, though its token may hold it again by then. An undo (ARGV[3] "1") marks try ARGV[2]
  * in the grant, deleting the lock once all were abandoned; a try that had not arrived it names as abandoned,
  * while the lock is free or held by the same token (its hold, which that try would confirm, may be released
  * before the try's late copy comes: that copy must not take the lock again; no grant becomes `*`, which no
@@ -117,10 +118,16 @@ if undo then
     redis.call("SET", KEYS[3], marked, "PX", math.max(1, redis.call("PTTL", KEYS[3])))
     return 0
   end
-elseif receipted(ARGV[2]) then
-  return 1
+else
+  local ran = receipted(ARGV[2])
+  if ran then
+    return ran
+  end
 end
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+  if not undo then
+    receipt(ARGV[2] .. "!")
+  end
   return 0
 end
 redis.call("DEL", KEYS[1])
@@ -136,7 +143,8 @@ return 1
 );
 
 /**
- * Adds ms to the lease while this token holds; its call id heads the receipt, so a re-run adds nothing. It
+ * Adds ms to the lease while this token holds; its call id heads the receipt, so a re-run adds nothing (and
+ * one of a call that found the token not holding extends nothing, though it may hold again by then). It
  * heads the grant, the tries before it marked abandoned: whoever extends holds now, an earlier try's undo
  * must not free it, and the tries' late copies must still take nothing once the lock is free.
  * KEYS[2]  receipt key; KEYS[3] grant key
@@ -148,11 +156,15 @@ export const extendLock = /* @__PURE__ */ defineScript(
   TRIES,
   RECENT,
   RECEIPT,
-  `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+  `local ran = receipted(ARGV[2])
+if redis.call("GET", KEYS[1]) ~= ARGV[1] or ran == 0 then
+  if not ran then
+    receipt(ARGV[2] .. "!")
+  end
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[1])
-if remaining == -1 or receipted(ARGV[2]) then
+if remaining == -1 or ran then
   return {1, remaining}
 end
 local target = remaining + tonumber(ARGV[3])

@@ -37,8 +37,10 @@ end
 
 /**
  * `recent(list, most, first)`: `first`, then entries of `list` as they are, `most` in all: the newest call ids
- * a receipt keeps. Apart from {@link TRIES}: only releases and extends keep receipts, and a take's first, full
- * EVAL need not carry it.
+ * a receipt keeps, each marked `!` when its call found the hold gone. `answered(list, id)`: 1 when the call
+ * took effect, 0 when it found the hold gone, nil when it has not run. A call that missed is kept too: its
+ * late first copy (the client re-sent it) must not release or extend a newer hold of the same token. Apart
+ * from {@link TRIES}: only releases and extends keep receipts, and a take's first, full EVAL need not carry it.
  */
 export const RECENT = `local function recent(list, most, first)
   local kept = {first}
@@ -47,5 +49,10 @@ export const RECENT = `local function recent(list, most, first)
     kept[#kept + 1] = id
   end
   return table.concat(kept, " ")
+end
+local function answered(list, id)
+  local padded = " " .. (list or "") .. " "
+  if string.find(padded, " " .. id .. " ", 1, true) then return 1 end
+  if string.find(padded, " " .. id .. "! ", 1, true) then return 0 end
 end
 `;

@@ -306,3 +306,53 @@ describe("FairLock: a waiter's poll whose first copy lands late (its client re-s
     await second.release();
   });
 });
+
+describe("a release or extend whose re-sent copy found the hold gone, and whose first copy lands late", () => {
+  // Read off the scripts (2026-12-04): only a release that freed something, or an extend that found its
+  // token, kept its call id, so the late first copy of one that missed took effect on a newer hold of the
+  // same uuid: the release deleted it (the holder here still held it: two holders), the extend kept it.
+  /** A hold of `uuid` whose key is gone (a restart without persistence, an eviction), both calls cached. */
+  async function lostHold(kind: string, name: string, uuid: string) {
+    const subject = subjectOf(
+      kind,
+      uniqueId(`${name}-${kind}`),
+      impatientClient(() => 10_000),
+    );
+    const warm = await subject.acquire({ uuid: crypto.randomUUID() });
+    await warm?.extend(1);
+    await warm?.release();
+    const held = await subject.acquire({ uuid });
+    expect(held).toBeDefined();
+    await wire().direct.del(subject.key);
+    return { subject, held };
+  }
+
+  it.each(["Lock", "Semaphore"])("%s: the late release leaves a newer same-uuid hold alone", async (kind) => {
+    const { passThrough, direct } = wire();
+    const uuid = crypto.randomUUID();
+    const { subject, held } = await lostHold(kind, "ghost-missed-release", uuid);
+    passThrough.faults.ghostNext(1, 1_000); // the release's first copy reaches Redis 1 s late
+    expect(await held?.release()).toBe(false);
+    const again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+    expect(again).toBeDefined();
+    await pause(1_300);
+    expect(await direct.get(subject.key)).toBe(uuid);
+    expect(await again?.release()).toBe(true);
+  });
+
+  it.each(["Lock", "Semaphore"])(
+    "%s: the late extend leaves a newer same-uuid hold's lease alone",
+    async (kind) => {
+      const { passThrough, direct } = wire();
+      const uuid = crypto.randomUUID();
+      const { subject, held } = await lostHold(kind, "ghost-missed-extend", uuid);
+      passThrough.faults.ghostNext(1, 1_000); // the extend's first copy reaches Redis 1 s late
+      expect(await held?.extend(60_000)).toBe(false);
+      const again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+      expect(again).toBeDefined();
+      await pause(1_300);
+      expect(await direct.pttl(subject.key)).toBeLessThanOrEqual(10_000);
+      expect(await again?.release()).toBe(true);
+    },
+  );
+});

@@ -276,13 +276,6 @@ describe("subscribing", () => {
     delays.mockClear();
     start(store, config);
     await vi.advanceTimersByTimeAsync(100);
-    console.log(
-      "DBG",
-      store.takes.length,
-      store.subscriptions,
-      delays.mock.calls.length,
-      store.takes.slice(0, 5).map((t) => t.at),
-    );
     expect(store.takes.length).toBeGreaterThan(1);
     expect(delays.mock.calls.length).toBeLessThan(1_000);
   });

@@ -15,7 +15,11 @@ export function sharedEndpoint(): Endpoint {
   return { url: inject("upstashUrl"), token: inject("upstashToken") };
 }
 
-/** A real @upstash/redis client; retries and telemetry off unless the test asks otherwise. */
+/**
+ * A real @upstash/redis client, telemetry off, `retry: false` unless the test asks otherwise. That client
+ * still re-sends a request once when its connection fails (it counts `false` as one retry): a cut
+ * connection (`ghostNext`, `dropReplies`) gives two copies of the call, a timeout (`signal`) one.
+ */
 export function clientFor(endpoint: Endpoint, overrides: Partial<RedisConfigNodejs> = {}): Redis {
   return new Redis({ ...endpoint, retry: false, enableTelemetry: false, ...overrides });
 }
