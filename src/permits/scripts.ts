@@ -161,7 +161,8 @@ return {1, slot - 5, fence}
 );
 
 // remember(id): field "r" lists the newest release and extend call ids (at least 32, one per permit up to
-// 256), so a re-run, or a late first copy its client re-sent, answers as the first run did (`RECENT`).
+// 256, and as many misses), so a re-run, or a late first copy its client re-sent, answers as the first
+// run did (`RECENT`).
 const REMEMBER = `local function remember(id)
   redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
   keep(receipts, 30000)
@@ -263,9 +264,9 @@ return 1
 );
 
 /**
- * Adds ms to the lease of a token's permit; its call id becomes the receipt, so a re-run adds nothing. One
- * that found no permit of the token is kept in field "r", so a re-run of it extends nothing either, though
- * the token may hold again by then.
+ * Adds ms to the lease of a token's permit; its call id heads the permit's list and is kept in field "r"
+ * with the releases (marked `!` when the token held no permit), so a re-run adds nothing: also once the
+ * permit was released and the token holds one again (the release moves the permit's list to field "x").
  * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known
  *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
@@ -285,12 +286,13 @@ if not at then
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[at])
-if remaining == -1 or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2]) then
+if remaining == -1 or ran or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2]) then
   return {1, remaining}
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[at], target)
 redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 31, ARGV[2]))
+remember(ARGV[2])
 keep(receipts, math.max(target, 30000))
 return {1, target}
 `,

@@ -6,9 +6,10 @@ import { RECENT, TRIES } from "./tries";
 // first run did. All keys share a hash slot; Lua stays comment-free (it ships in bundles).
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
-// The receipt lists the last 32 release and extend call ids (newest first), as a permit's releases are kept:
-// a re-sent call finds its own first run among later ones (one other release and the token taken again
-// elsewhere in between made a re-sent release delete that newer hold), and answers as it did.
+// The receipt lists the last 32 release and extend call ids that took effect, and apart from them the last
+// 32 that found the token not holding (newest first), as a permit's releases are kept: a re-sent call finds
+// its own first run among later ones (one other release and the token taken again elsewhere in between made
+// a re-sent release delete that newer hold), and answers as it did.
 const RECEIPT = `local function receipted(id)
   return answered(redis.call("GET", KEYS[2]), id)
 end

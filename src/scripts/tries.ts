@@ -36,17 +36,21 @@ end
 `;
 
 /**
- * `recent(list, most, first)`: `first`, then entries of `list` as they are, `most` in all: the newest call ids
- * a receipt keeps, each marked `!` when its call found the hold gone. `answered(list, id)`: 1 when the call
- * took effect, 0 when it found the hold gone, nil when it has not run. A call that missed is kept too: its
+ * `recent(list, most, first)`: `first`, then entries of `list` as they are: the newest call ids a receipt
+ * keeps, `most` that took effect and `most` marked `!`, whose call found the hold gone; kept apart, so that
+ * misses (any expired holder's release) never push out a release that took effect. `answered(list, id)`: 1
+ * when the call took effect, 0 when it found the hold gone, nil when it has not run. A miss is kept too: its
  * late first copy (the client re-sent it) must not release or extend a newer hold of the same token. Apart
  * from {@link TRIES}: only releases and extends keep receipts, and a take's first, full EVAL need not carry it.
  */
 export const RECENT = `local function recent(list, most, first)
-  local kept = {first}
+  local kept, counts = {first}, {[string.sub(first, -1) == "!"] = 1}
   for id in string.gmatch(list or "", "%S+") do
-    if #kept == most then break end
-    kept[#kept + 1] = id
+    local miss = string.sub(id, -1) == "!"
+    if (counts[miss] or 0) < most then
+      kept[#kept + 1] = id
+      counts[miss] = (counts[miss] or 0) + 1
+    end
   end
   return table.concat(kept, " ")
 end

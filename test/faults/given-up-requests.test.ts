@@ -32,15 +32,16 @@ async function warmLock(id: string, redis: ReturnType<typeof impatientClient>) {
   return lock;
 }
 
-/** A Lock or a one-permit Semaphore of `redis` as one shape; `key` is what it holds in Redis. */
+/** A Lock, FairLock or one-permit Semaphore of `redis` as one shape; `key` is what it holds in Redis. */
 function subjectOf(kind: string, id: string, redis: ReturnType<typeof impatientClient>, lease = 10_000) {
-  const lock = new Lock({ id, redis, lease });
+  const lock = kind === "FairLock" ? new FairLock({ id, redis, lease }) : new Lock({ id, redis, lease });
   const semaphore = new Semaphore({ id, redis, limit: 1, lease });
+  const isSemaphore = kind === "Semaphore";
   return {
     acquire: async (config?: LockAcquireConfig) =>
-      kind === "Lock" ? ((await lock.acquire(config)) ? lock : undefined) : semaphore.acquire(config),
-    pending: () => (kind === "Lock" ? lock.pending : semaphore.pending),
-    key: kind === "Lock" ? id : companionKey(id, ":permit:1"),
+      isSemaphore ? semaphore.acquire(config) : (await lock.acquire(config)) ? lock : undefined,
+    pending: () => (isSemaphore ? semaphore.pending : lock.pending),
+    key: isSemaphore ? companionKey(id, ":permit:1") : id,
   };
 }
 
@@ -348,6 +349,68 @@ describe("a release or extend whose re-sent copy found the hold gone, and whose 
       const { subject, held } = await lostHold(kind, "ghost-missed-extend", uuid);
       passThrough.faults.ghostNext(1, 1_000); // the extend's first copy reaches Redis 1 s late
       expect(await held?.extend(60_000)).toBe(false);
+      const again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+      expect(again).toBeDefined();
+      await pause(1_300);
+      expect(await direct.pttl(subject.key)).toBeLessThanOrEqual(10_000);
+      expect(await again?.release()).toBe(true);
+    },
+  );
+});
+
+describe("a release or extend whose first copy lands late, after it took effect and the same uuid holds again", () => {
+  // Review helper-50 (2026-12-04). Misses (any expired holder's release) pushed a release that took effect
+  // out of the receipt, so its late first copy deleted the newer hold: two holders. A permit's extend was
+  // kept only on the permit's list, which its release moved away, so its late copy extended the newer hold.
+  it.each(["Lock", "Semaphore"])(
+    "%s: 32 misses between leave the release's receipt, and the newer hold",
+    async (kind) => {
+      const { passThrough, direct } = wire();
+      const uuid = crypto.randomUUID();
+      const id = uniqueId(`ghost-release-misses-${kind}`);
+      const subject = subjectOf(
+        kind,
+        id,
+        impatientClient(() => 10_000),
+      );
+      await (await subject.acquire({ uuid: crypto.randomUUID() }))?.release(); // the scripts are cached
+      const held = await subject.acquire({ uuid });
+      passThrough.faults.ghostNext(1, 1_500); // the release's first copy reaches Redis 1.5 s late
+      expect(await held?.release()).toBe(true);
+      const again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+      expect(again).toBeDefined();
+      for (let miss = 0; miss < 32; miss++) {
+        // Another process's release of a uuid that holds nothing (its lease ran out): a miss.
+        const stranger = crypto.randomUUID();
+        const released =
+          kind === "Lock"
+            ? new Lock({ id, redis: direct, uuid: stranger }).release()
+            : new Semaphore({ id, redis: direct, limit: 1 }).permit(stranger).release();
+        expect(await released).toBe(false);
+      }
+      await pause(1_800);
+      expect(await direct.get(subject.key)).toBe(uuid);
+      expect(await again?.release()).toBe(true);
+    },
+  );
+
+  it.each(["Lock", "FairLock", "Semaphore"])(
+    "%s: the late extend leaves the newer hold's lease alone",
+    async (kind) => {
+      const { passThrough, direct } = wire();
+      const uuid = crypto.randomUUID();
+      const subject = subjectOf(
+        kind,
+        uniqueId(`ghost-extend-rehold-${kind}`),
+        impatientClient(() => 10_000),
+      );
+      const warm = await subject.acquire({ uuid: crypto.randomUUID() });
+      await warm?.extend(1);
+      await warm?.release(); // the scripts are cached
+      const held = await subject.acquire({ uuid });
+      passThrough.faults.ghostNext(1, 1_000); // the extend's first copy reaches Redis 1 s late
+      expect(await held?.extend(60_000)).toBe(true);
+      expect(await held?.release()).toBe(true);
       const again = await subject.acquire({ uuid, retry: { attempts: 1 } });
       expect(again).toBeDefined();
       await pause(1_300);
