@@ -334,7 +334,7 @@ function quorumStore(
  * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
  * lock's (a round's take of a minority undone, a stray hold), and would wake a wait to no purpose: a round
  * taking a free member beside a majority holder, then undoing it, would wake itself again and again.
- * Covered once a majority listens.
+ * A member's copy that comes after the majority's is not counted again. Covered once a majority listens.
  */
 function combined(all: readonly LockEvents[], members: number): LockEvents {
   const majority = majorityOf(members);
@@ -355,9 +355,12 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           settled = true;
           resolve(listening);
         };
-        // Per member, its announcements not yet part of one of the lock's: a member that missed one (restarted
-        // without the hold) must not stay behind the others for good.
-        const heard = all.map(() => ({ released: 0, acquired: 0 }));
+        // Per member, its announcements not yet part of one of the lock's, and those of the lock's it has not
+        // announced yet (`owed`, oldest first). A member's own announcements come in order, so its next one
+        // either is an owed copy, late (counted once already: a duplicate "acquired" after a release would
+        // cancel the release's wake-up), or shows it missed those owed before it (restarted without the
+        // hold): it must not stay behind the others for good.
+        const heard = all.map(() => ({ released: 0, acquired: 0, owed: [] as FeedEvent[] }));
         const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
@@ -367,9 +370,15 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
             return settled ? onEvent(event) : settle(undefined);
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
+          const late = counts.owed.indexOf(event); // -1: it missed every one it owed
+          counts.owed.splice(0, late >= 0 ? late + 1 : counts.owed.length);
+          if (late >= 0) return;
           counts[event] += 1;
           if (heard.filter((each) => each[event] > 0).length < majority) return;
-          for (const each of heard) each[event] = Math.max(0, each[event] - 1);
+          for (const each of heard) {
+            if (each[event] > 0) each[event] -= 1;
+            else if (each.owed.push(event) > 8) each.owed.shift(); // a member that keeps missing them
+          }
           onEvent(event);
         };
         let pending = all.length;

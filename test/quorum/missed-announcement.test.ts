@@ -2,10 +2,13 @@
 // counted as the lock's once a majority of members had announced n since the wait began listening: a member
 // that missed one (restarted without persistence, it no longer held the key its release deleted elsewhere)
 // stayed behind for good, and once another member missed the next hold, a release announced on a majority
-// woke nobody: the waiter slept until its safety poll (about 9.5 s with maxDelay 10 s).
+// woke nobody: the waiter slept until its safety poll (about 9.5 s with maxDelay 10 s). Forgetting instead
+// the count a member owed, when a majority's announcement came before its own, counted that member's late
+// copy again: a duplicate "acquired" after a release cancelled the release's wake-up (review helper-51).
 import type { Redis as IoRedis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { enableWakeUps, Lock, quorum } from "../../src/index";
+import { eventChannel } from "../../src/keys";
 import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
@@ -61,4 +64,48 @@ describe("quorum with wake-ups: members that forgot holds (restarted without per
     },
     60_000,
   );
+});
+
+describe("quorum with wake-ups: a member whose announcement came after the majority's", () => {
+  it("its late copy counts once: a release announced on every member still wakes a covered waiter", async () => {
+    const id = uniqueId("quorum-late-announcement");
+    const channel = (await eventChannel(id)) as string;
+    const raw = members.connect(3) as [IoRedis, IoRedis, IoRedis];
+    const redis = quorum(members.connect(3));
+    enableWakeUps(redis);
+    const holder = new Lock({ id, redis: quorum(members.connect(3)), lease: 30_000 });
+    expect(await holder.acquire()).toBe(true);
+    await waitUntil(
+      async () => new Set(await Promise.all(raw.map((m) => m.get(id)))).size === 1,
+      "held on all",
+    );
+    const waiting = new Lock({ id, redis, lease: 30_000 })
+      .acquire({
+        retry: { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 10_000 },
+        timeout: 40_000,
+      })
+      .then((got) => ({ got, at: performance.now() }));
+    await pause(1_000); // waiting, subscribed, polling only as a safety net
+    const [a, b, c] = raw;
+    // Announcements published by hand, in an order three connections can deliver: an acquisition whose
+    // copy on member 2 comes last (a round that lost, or was undone), then the holder's hold gone unannounced
+    // (its lease ran out), then another owner's acquisition and release, reaching the members one by one.
+    await a.publish(channel, "acquired");
+    await b.publish(channel, "acquired");
+    await pause(20);
+    await c.publish(channel, "acquired");
+    await pause(20);
+    await Promise.all(raw.map((m) => m.del(id)));
+    await a.publish(channel, "acquired");
+    await a.publish(channel, "released");
+    await b.publish(channel, "acquired");
+    const releasedAt = performance.now();
+    await Promise.all([b.publish(channel, "released"), c.publish(channel, "acquired")]);
+    await c.publish(channel, "released");
+    const woken = await waiting;
+    expect({ got: woken.got, woken: woken.at - releasedAt < WOKEN_WITHIN_MS }).toEqual({
+      got: true,
+      woken: true,
+    });
+  }, 60_000);
 });
