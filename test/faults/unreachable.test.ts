@@ -109,3 +109,35 @@ describe("Redis unreachable while the lock is held", () => {
     expect(await wire().direct.exists(id)).toBe(0);
   });
 });
+
+describe("Redis unreachable while many callers share one Lock", () => {
+  // Review helper-52 (2026-12-04): the callers that only waited for another caller's turn here were told
+  // the lock was held ("another caller of this instance held it or was acquiring it"): 10 of 12.
+  it("every caller fails as redis-error, those that waited for the turn here too", async () => {
+    const lock = new Lock({ id: uniqueId("unreachable-shared"), redis: wire().faulty, lease: LEASE_MS });
+    wire().passThrough.faults.refuse();
+    const reasons = await Promise.all(
+      Array.from({ length: 12 }, (_, caller) =>
+        lock.acquireOrThrow(caller % 2 ? { timeout: 600 } : { retry: { attempts: 3, delay: 50 } }).then(
+          () => "acquired",
+          (error: { reason?: string; cause?: unknown }) =>
+            `${error.reason}${error.cause instanceof Error ? "" : " without a cause"}`,
+        ),
+      ),
+    );
+    wire().passThrough.faults.reset();
+    await lock.pending;
+    expect(reasons).toEqual(Array.from({ length: 12 }, () => "redis-error"));
+    expect(unhandled()).toEqual([]);
+  });
+
+  it("a caller that waited for a holder here, after one of its tries failed, is told the lock was held", async () => {
+    const lock = new Lock({ id: uniqueId("unreachable-blip"), redis: wire().faulty, lease: LEASE_MS });
+    wire().passThrough.faults.refuse(2); // the first try, and the client's re-send of it
+    expect(await lock.acquire({ retry: { attempts: 2, delay: 50 } })).toBe(true);
+    const waited = await lock.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((error) => error);
+    expect(waited.reason).toBe("held");
+    expect(waited.message).toContain("another caller of this instance held it");
+    expect(await lock.release()).toBe(true);
+  });
+});
