@@ -84,6 +84,7 @@ export class Lease implements AsyncDisposable {
   #unsure = false; // the newest renewal is unanswered or failed: it may run, or have run, in Redis
   #extending = 0; // extends not answered by Redis (failed at the client too): each may still run in Redis
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
+  #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -243,7 +244,16 @@ export class Lease implements AsyncDisposable {
 
   /** Releases, for `await using`; never throws (the key expires with its lease). `release()` tells more. */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release().catch(() => false);
+    await this.releaseLast();
+  }
+
+  /**
+   * @internal Releases where nobody is left to retry a failure (`await using`, the end of `runExclusive`):
+   * a failed release hands the instance's turn on at once, not at the lease's end; the key, if the release
+   * did not run, expires with its lease, and Redis refuses the next caller until then. Never throws.
+   */
+  async releaseLast(): Promise<void> {
+    await this.release().catch(() => this.#handOver());
   }
 
   /** @internal Whether this lease holds as far as this process knows: confirmed, not released or lost. */
@@ -273,6 +283,26 @@ export class Lease implements AsyncDisposable {
     this.#end();
     successor.#followers.push(...followers, () => this.#reportLoss("taken"));
     successor.#watch();
+  }
+
+  /** @internal Runs `runExclusive`'s work under this lease, then releases it (a failure is ignored). */
+  async run<T>(work: (signal: AbortSignal, lease: Lease) => Promise<T> | T): Promise<T> {
+    this.#working = true;
+    try {
+      return await work(this.signal, this);
+    } finally {
+      this.#working = false;
+      await this.releaseLast();
+    }
+  }
+
+  /**
+   * @internal A release through the Lock (`release()`, `await using`) is about to end this lease: if
+   * `runExclusive` runs work under it, that release is another caller's (one whose lease ran out, or that
+   * shares its uuid), and the hold ends under the work, so it is lost to that work ("taken").
+   */
+  releasedThroughLock(): void {
+    if (this.#working && this.releasable && !this.#ended) this.#reportLoss("taken");
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */
@@ -497,7 +527,7 @@ const NOT_HELD: Observation = { held: false, pttl: -2 };
 
 /**
  * Checks `work` before acquiring, runs it with the lease's signal and lease, then releases; a failed release
- * is ignored (the key expires).
+ * is ignored (the key expires) and hands the turn on.
  */
 export async function runHolding<T>(
   work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
@@ -505,11 +535,7 @@ export async function runHolding<T>(
 ): Promise<T> {
   check("work", work, "function", true);
   const lease = await acquire();
-  try {
-    return await work(lease.signal, lease);
-  } finally {
-    await lease.release().catch(() => false);
-  }
+  return lease.run(work);
 }
 
 /** Runs `check` on each read of `signal`, so a deadline missed in a stall shows; stays a real AbortSignal. */

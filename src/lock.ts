@@ -170,7 +170,9 @@ export class Lock implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
-    return (await this.#current()?.release()) ?? false;
+    const lease = this.#current();
+    lease?.releasedThroughLock();
+    return (await lease?.release()) ?? false;
   }
 
   /**
@@ -200,7 +202,9 @@ export class Lock implements AsyncDisposable {
 
   /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release().catch(() => false);
+    const lease = this.#current();
+    lease?.releasedThroughLock();
+    await lease?.releaseLast();
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Lease> {

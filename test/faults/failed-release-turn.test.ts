@@ -74,3 +74,25 @@ describe("a shared Lock whose release() threw", () => {
     });
   });
 });
+
+describe("a shared Lock whose release failed where nobody can retry it", () => {
+  // Review helper-52 (2026-12-04): runExclusive and `await using` swallow a failed release, yet the instance
+  // kept its turn for the rest of the lease, for a retry that never comes: the next caller was refused
+  // ("another caller of this instance held it") though Redis was free.
+  it.each(["runExclusive", "await using"])("%s: the next caller goes to Redis at once", async (how) => {
+    const id = uniqueId("failed-release-no-retry");
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    const work = async () => {
+      wire().passThrough.faults.dropReplies(2); // the release and its re-sent copy run; both replies lost
+    };
+    if (how === "runExclusive") await lock.runExclusive(work);
+    else {
+      await using held = await lock.acquireOrThrow();
+      await work();
+      expect(held.remainingMs).toBeGreaterThan(0);
+    }
+    expect(await wire().direct.exists(id)).toBe(0); // Redis is free
+    expect(await lock.acquire({ retry: { attempts: 1 } })).toBe(true);
+    expect(await lock.release()).toBe(true);
+  });
+});
