@@ -329,6 +329,18 @@ function quorumStore(
   };
 }
 
+/** An announcement of the lock's a member has not made yet, and until when its copy is taken for late. */
+interface Owed {
+  readonly event: FeedEvent;
+  readonly until: number;
+}
+
+/**
+ * How long a member's copy of an announcement may come after the majority's and still be taken for a copy,
+ * in ms: the spread of one round's requests over the members, with a wide margin. Later, it counts as new.
+ */
+const OWED_MS = 1_000;
+
 /**
  * The members' announcements as the quorum's: a release (or acquisition) is the lock's once a majority of
  * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
@@ -356,11 +368,12 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           resolve(listening);
         };
         // Per member, its announcements not yet part of one of the lock's, and those of the lock's it has not
-        // announced yet (`owed`, oldest first). A member's own announcements come in order, so its next one
-        // either is an owed copy, late (counted once already: a duplicate "acquired" after a release would
-        // cancel the release's wake-up), or shows it missed those owed before it (restarted without the
-        // hold): it must not stay behind the others for good.
-        const heard = all.map(() => ({ released: 0, acquired: 0, owed: [] as FeedEvent[] }));
+        // announced yet (`owed`, oldest first, each for OWED_MS). A member's own announcements come in order,
+        // so its next one within that time either is an owed copy, late (counted once already: a duplicate
+        // "acquired" after a release would cancel the release's wake-up), or shows it missed those owed before
+        // it (restarted without the hold): it must not stay behind the others for good, nor, past that time,
+        // have a new announcement taken for a copy of one it missed.
+        const heard = all.map(() => ({ released: 0, acquired: 0, owed: [] as Owed[] }));
         const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
@@ -370,14 +383,16 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
             return settled ? onEvent(event) : settle(undefined);
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
-          const late = counts.owed.indexOf(event); // -1: it missed every one it owed
-          counts.owed.splice(0, late >= 0 ? late + 1 : counts.owed.length);
+          const now = monotonicNow();
+          const owed = counts.owed.filter((debt) => debt.until > now);
+          const late = owed.findIndex((debt) => debt.event === event); // -1: it missed every one it owed
+          counts.owed = late >= 0 ? owed.slice(late + 1) : [];
           if (late >= 0) return;
           counts[event] += 1;
           if (heard.filter((each) => each[event] > 0).length < majority) return;
           for (const each of heard) {
             if (each[event] > 0) each[event] -= 1;
-            else if (each.owed.push(event) > 8) each.owed.shift(); // a member that keeps missing them
+            else if (each.owed.push({ event, until: now + OWED_MS }) > 8) each.owed.shift();
           }
           onEvent(event);
         };

@@ -109,3 +109,45 @@ describe("quorum with wake-ups: a member whose announcement came after the major
     });
   }, 60_000);
 });
+
+describe("quorum with wake-ups: a member that missed an announcement, then makes one of the same kind", () => {
+  // Review helper-53 (2026-12-04): owed announcements matched by kind alone, so a member's new release, a
+  // second after it missed one, was absorbed as a late copy of that one: no majority, no wake-up.
+  it("a second later, its announcement counts as new", async () => {
+    const id = uniqueId("quorum-owed-expired");
+    const channel = (await eventChannel(id)) as string;
+    const raw = members.connect(3) as [IoRedis, IoRedis, IoRedis];
+    const redis = quorum(members.connect(3));
+    enableWakeUps(redis);
+    const holder = new Lock({ id, redis: quorum(members.connect(3)), lease: 30_000 });
+    expect(await holder.acquire()).toBe(true);
+    await waitUntil(
+      async () => new Set(await Promise.all(raw.map((m) => m.get(id)))).size === 1,
+      "held on all",
+    );
+    const waiting = new Lock({ id, redis, lease: 30_000 })
+      .acquire({
+        retry: { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 10_000 },
+        timeout: 40_000,
+      })
+      .then((got) => ({ got, at: performance.now() }));
+    await pause(1_000); // waiting, subscribed, polling only as a safety net
+    const [a, b, c] = raw;
+    // Announced on members 0 and 1 only: member 2 owes a release and an acquisition.
+    await a.publish(channel, "released");
+    await b.publish(channel, "released");
+    await pause(300);
+    await a.publish(channel, "acquired");
+    await b.publish(channel, "acquired");
+    await pause(1_200); // the waiter tried (held), and waits again
+    await Promise.all(raw.map((m) => m.del(id)));
+    const releasedAt = performance.now();
+    await a.publish(channel, "released"); // the lock's release, announced on members 0 and 2
+    await c.publish(channel, "released");
+    const woken = await waiting;
+    expect({ got: woken.got, woken: woken.at - releasedAt < WOKEN_WITHIN_MS }).toEqual({
+      got: true,
+      woken: true,
+    });
+  }, 60_000);
+});
