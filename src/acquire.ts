@@ -10,7 +10,7 @@ import { newCallId } from "./ids";
 import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, TIMED_OUT, within } from "./race";
-import type { LockStore, QueueTicket, Take } from "./store";
+import type { QueueTicket, Take } from "./store";
 import type { TokenGate } from "./token-leases";
 import { pollUntil } from "./waiting";
 
@@ -42,6 +42,12 @@ export interface AcquisitionContext extends LeaseOwner {
   readonly turn?: (() => Promise<void> | undefined) | undefined;
   /** With a token the caller chose: keeps each try apart from a release of the token here (`TokenLeases`). */
   readonly gate?: TokenGate | undefined;
+  /**
+   * The instance's: the error of the newest try of the acquisition that had its turn, until one is answered
+   * (the instance clears it when a lease starts). A caller that only waited for the turn fails with it, not
+   * as "held", when Redis failed that caller's tries.
+   */
+  readonly erring?: { error: LockRedisError | undefined } | undefined;
 }
 
 const NEVER = Infinity; // not Number.POSITIVE_INFINITY: a bundler keeps a property read it cannot prove pure
@@ -58,6 +64,7 @@ export async function acquire({
   background,
   turn,
   gate,
+  erring,
 }: AcquisitionContext): Promise<Outcome> {
   const { attempts, backoff, lease, signal } = plan;
   const started = monotonicNow();
@@ -81,7 +88,7 @@ export async function acquire({
   // unanswered try's error is the cause, so the failure tells both.
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
-    if (last === HELD_HERE) last = erring.get(store) ?? last; // waited here while Redis failed the turn's tries
+    if (last === HELD_HERE) last = erring?.error ?? last; // waited here while Redis failed the turn's tries
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const error = why === "timeout" ? unanswered : undefined;
       const here = last === HELD_HERE;
@@ -161,8 +168,8 @@ export async function acquire({
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket);
       const now = monotonicNow();
       if ("acquired" in result) return result;
-      if (result.kind === "error") erring.set(store, result.error);
-      else if (!local) erring.delete(store); // answered
+      if (erring && turn && turnTaken && !local)
+        erring.error = result.kind === "error" ? result.error : undefined;
       if (result.kind === "acquired") {
         if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
         const { fencingToken, permit } = result;
@@ -208,12 +215,6 @@ export async function acquire({
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
-
-/**
- * Per store (one per Lock instance), the error of its newest try, until a try is answered: a caller that only
- * waited for another caller's turn here fails with it, not as "held", when Redis failed that caller's tries.
- */
-const erring = new WeakMap<LockStore, LockRedisError>();
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
 

@@ -1,6 +1,6 @@
 import { type AcquisitionContext, acquire, type Outcome } from "./acquire";
 import { type Owner, openOwner } from "./connect";
-import { LockAcquisitionError, LockLostError } from "./errors";
+import { LockAcquisitionError, LockLostError, type LockRedisError } from "./errors";
 import { newToken } from "./ids";
 import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
@@ -34,6 +34,7 @@ export class Lock implements AsyncDisposable {
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
+  readonly #erring: { error: LockRedisError | undefined } = { error: undefined }; // see AcquisitionContext
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -65,6 +66,7 @@ export class Lock implements AsyncDisposable {
       if (turn || claiming || !lease.active || lease !== this.#lease) return;
       if (!this.#turn) {
         turn = this.#newTurn();
+        this.#erring.error = undefined; // the turn is a holder's
         return;
       }
       claiming = true;
@@ -171,8 +173,9 @@ export class Lock implements AsyncDisposable {
    */
   async release(): Promise<boolean> {
     const lease = this.#current();
-    lease?.releasedThroughLock();
-    return (await lease?.release()) ?? false;
+    const released = (await lease?.release()) ?? false;
+    if (released) lease?.releasedThroughLock();
+    return released;
   }
 
   /**
@@ -203,8 +206,7 @@ export class Lock implements AsyncDisposable {
   /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
   async [Symbol.asyncDispose](): Promise<void> {
     const lease = this.#current();
-    lease?.releasedThroughLock();
-    await lease?.releaseLast();
+    if (await lease?.releaseLast()) lease?.releasedThroughLock();
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Lease> {
@@ -229,9 +231,10 @@ export class Lock implements AsyncDisposable {
     let outcome: Outcome | undefined;
     try {
       const { lockId, store, background } = this.#owner;
-      const context = { lockId, store, background, plan, token, gate: chosen?.gate };
+      const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
       if (!outcome.acquired) return outcome;
+      this.#erring.error = undefined;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
       this.#chosen = plan.uuid;

@@ -140,4 +140,28 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(waited.message).toContain("another caller of this instance held it");
     expect(await lock.release()).toBe(true);
   });
+
+  // Review helper-53 (2026-12-04): the instance kept the error of any caller's newest try, so a same-uuid
+  // try (which takes no turn) or an acquire before a seeded uuid was confirmed made a waiter fail as an
+  // outage while a lease here held.
+  it.each(["a same-uuid acquire", "an acquire before the seeded uuid was confirmed"])(
+    "%s refused, while a lease here holds: the waiter is told the lock was held",
+    async (how) => {
+      const id = uniqueId("unreachable-not-the-turn");
+      const uuid = crypto.randomUUID();
+      const seeded = how.includes("seeded");
+      if (seeded) await new Lock({ id, redis: wire().direct, lease: LEASE_MS }).acquire({ uuid });
+      const lock = new Lock({ id, redis: wire().faulty, lease: LEASE_MS, ...(seeded ? { uuid } : {}) });
+      if (!seeded) expect(await lock.acquire({ uuid })).toBe(true);
+      wire().passThrough.faults.refuse(2); // one try, and the client's re-send of it
+      await expect(lock.acquire({ uuid, retry: { attempts: 1 } })).rejects.toMatchObject({
+        code: "LOCK_REDIS_ERROR",
+      });
+      wire().passThrough.faults.reset();
+      expect(await lock.getStatus()).toBe("ACQUIRED"); // the lease here holds, and has the turn
+      const waited = await lock.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((error) => error);
+      expect(waited.reason).toBe("held");
+      expect(await lock.release()).toBe(true);
+    },
+  );
 });
