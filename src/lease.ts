@@ -251,9 +251,13 @@ export class Lease implements AsyncDisposable {
    * @internal Releases where nobody is left to retry a failure (`await using`, the end of `runExclusive`):
    * a failed release hands the instance's turn on at once, not at the lease's end; the key, if the release
    * did not run, expires with its lease, and Redis refuses the next caller until then. Never throws.
+   * @returns whether this call deleted the hold, as `release()` says.
    */
-  async releaseLast(): Promise<void> {
-    await this.release().catch(() => this.#handOver());
+  async releaseLast(): Promise<boolean> {
+    return this.release().catch(() => {
+      this.#handOver();
+      return false;
+    });
   }
 
   /** @internal Whether this lease holds as far as this process knows: confirmed, not released or lost. */
@@ -297,12 +301,13 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * @internal A release through the Lock (`release()`, `await using`) is about to end this lease: if
-   * `runExclusive` runs work under it, that release is another caller's (one whose lease ran out, or that
-   * shares its uuid), and the hold ends under the work, so it is lost to that work ("taken").
+   * @internal A release through the Lock (`release()`, `await using`) deleted this lease's hold: if
+   * `runExclusive` runs work under it, that release was another caller's (one whose lease ran out, or that
+   * shares its uuid; or the work's own, which cannot be told apart), and the hold ended under the work, so
+   * it is lost to that work ("taken").
    */
   releasedThroughLock(): void {
-    if (this.#working && this.releasable && !this.#ended) this.#reportLoss("taken");
+    if (this.#working) this.#reportLoss("taken");
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */

@@ -95,4 +95,22 @@ describe("a shared Lock whose release failed where nobody can retry it", () => {
     expect(await lock.acquire({ retry: { attempts: 1 } })).toBe(true);
     expect(await lock.release()).toBe(true);
   });
+
+  it("another caller's release through the instance that failed leaves runExclusive's signal alone", async () => {
+    // Review helper-53 (2026-12-04): the work's loss was reported before the release was sent, whatever
+    // its answer; a release that never reached Redis left the hold intact under an aborted signal.
+    const id = uniqueId("exclusive-failed-release");
+    const lost: unknown[] = [];
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000, onLost: (error) => lost.push(error) });
+    const seen = await lock.runExclusive(async (signal) => {
+      wire().passThrough.faults.refuse(2); // the release, and the client's re-send of it
+      const answer = await lock.release().catch((error: Error) => error.name);
+      wire().passThrough.faults.reset();
+      return { answer, aborted: signal.aborted, holder: await wire().direct.get(id) };
+    });
+    expect({ seen, lost }).toEqual({
+      seen: { answer: "LockRedisError", aborted: false, holder: expect.any(String) },
+      lost: [],
+    });
+  });
 });
