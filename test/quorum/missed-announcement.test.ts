@@ -66,26 +66,42 @@ describe("quorum with wake-ups: members that forgot holds (restarted without per
   );
 });
 
+/**
+ * A holder on all three members, and a quorum waiter with wake-ups, covered (subscribed, polling only as a
+ * safety net): the announcements a test then publishes by hand on `raw` are all it hears.
+ */
+async function coveredWaiter(name: string) {
+  const id = uniqueId(name);
+  const channel = (await eventChannel(id)) as string;
+  const raw = members.connect(3) as [IoRedis, IoRedis, IoRedis];
+  const redis = quorum(members.connect(3));
+  enableWakeUps(redis);
+  const holder = new Lock({ id, redis: quorum(members.connect(3)), lease: 30_000 });
+  expect(await holder.acquire()).toBe(true);
+  await waitUntil(
+    async () => new Set(await Promise.all(raw.map((m) => m.get(id)))).size === 1,
+    "held on all",
+  );
+  const retry = { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 10_000 };
+  const waiting = new Lock({ id, redis, lease: 30_000 })
+    .acquire({ retry, timeout: 40_000 })
+    .then((got) => ({ got, at: performance.now() }));
+  await pause(1_000);
+  return { channel, raw, waiting, deleteHolds: () => Promise.all(raw.map((m) => m.del(id))) };
+}
+
+/** The waiter took the lock, woken by the release (not by its safety poll, about 10 s later). */
+async function expectWoken(waiting: Promise<{ got: boolean; at: number }>, releasedAt: number) {
+  const woken = await waiting;
+  expect({ got: woken.got, woken: woken.at - releasedAt < WOKEN_WITHIN_MS }).toEqual({
+    got: true,
+    woken: true,
+  });
+}
+
 describe("quorum with wake-ups: a member whose announcement came after the majority's", () => {
   it("its late copy counts once: a release announced on every member still wakes a covered waiter", async () => {
-    const id = uniqueId("quorum-late-announcement");
-    const channel = (await eventChannel(id)) as string;
-    const raw = members.connect(3) as [IoRedis, IoRedis, IoRedis];
-    const redis = quorum(members.connect(3));
-    enableWakeUps(redis);
-    const holder = new Lock({ id, redis: quorum(members.connect(3)), lease: 30_000 });
-    expect(await holder.acquire()).toBe(true);
-    await waitUntil(
-      async () => new Set(await Promise.all(raw.map((m) => m.get(id)))).size === 1,
-      "held on all",
-    );
-    const waiting = new Lock({ id, redis, lease: 30_000 })
-      .acquire({
-        retry: { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 10_000 },
-        timeout: 40_000,
-      })
-      .then((got) => ({ got, at: performance.now() }));
-    await pause(1_000); // waiting, subscribed, polling only as a safety net
+    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-late-announcement");
     const [a, b, c] = raw;
     // Announcements published by hand, in an order three connections can deliver: an acquisition whose
     // copy on member 2 comes last (a round that lost, or was undone), then the holder's hold gone unannounced
@@ -95,18 +111,14 @@ describe("quorum with wake-ups: a member whose announcement came after the major
     await pause(20);
     await c.publish(channel, "acquired");
     await pause(20);
-    await Promise.all(raw.map((m) => m.del(id)));
+    await deleteHolds();
     await a.publish(channel, "acquired");
     await a.publish(channel, "released");
     await b.publish(channel, "acquired");
     const releasedAt = performance.now();
     await Promise.all([b.publish(channel, "released"), c.publish(channel, "acquired")]);
     await c.publish(channel, "released");
-    const woken = await waiting;
-    expect({ got: woken.got, woken: woken.at - releasedAt < WOKEN_WITHIN_MS }).toEqual({
-      got: true,
-      woken: true,
-    });
+    await expectWoken(waiting, releasedAt);
   }, 60_000);
 });
 
@@ -114,24 +126,7 @@ describe("quorum with wake-ups: a member that missed an announcement, then makes
   // Review helper-53 (2026-12-04): owed announcements matched by kind alone, so a member's new release, a
   // second after it missed one, was absorbed as a late copy of that one: no majority, no wake-up.
   it("a second later, its announcement counts as new", async () => {
-    const id = uniqueId("quorum-owed-expired");
-    const channel = (await eventChannel(id)) as string;
-    const raw = members.connect(3) as [IoRedis, IoRedis, IoRedis];
-    const redis = quorum(members.connect(3));
-    enableWakeUps(redis);
-    const holder = new Lock({ id, redis: quorum(members.connect(3)), lease: 30_000 });
-    expect(await holder.acquire()).toBe(true);
-    await waitUntil(
-      async () => new Set(await Promise.all(raw.map((m) => m.get(id)))).size === 1,
-      "held on all",
-    );
-    const waiting = new Lock({ id, redis, lease: 30_000 })
-      .acquire({
-        retry: { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 10_000 },
-        timeout: 40_000,
-      })
-      .then((got) => ({ got, at: performance.now() }));
-    await pause(1_000); // waiting, subscribed, polling only as a safety net
+    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-owed-expired");
     const [a, b, c] = raw;
     // Announced on members 0 and 1 only: member 2 owes a release and an acquisition.
     await a.publish(channel, "released");
@@ -140,14 +135,10 @@ describe("quorum with wake-ups: a member that missed an announcement, then makes
     await a.publish(channel, "acquired");
     await b.publish(channel, "acquired");
     await pause(1_200); // the waiter tried (held), and waits again
-    await Promise.all(raw.map((m) => m.del(id)));
+    await deleteHolds();
     const releasedAt = performance.now();
     await a.publish(channel, "released"); // the lock's release, announced on members 0 and 2
     await c.publish(channel, "released");
-    const woken = await waiting;
-    expect({ got: woken.got, woken: woken.at - releasedAt < WOKEN_WITHIN_MS }).toEqual({
-      got: true,
-      woken: true,
-    });
+    await expectWoken(waiting, releasedAt);
   }, 60_000);
 });
