@@ -249,13 +249,15 @@ export class Lease implements AsyncDisposable {
 
   /**
    * @internal Releases where nobody is left to retry a failure (`await using`, the end of `runExclusive`):
-   * a failed release hands the instance's turn on at once, not at the lease's end; the key, if the release
+   * a failed release, unless another call sent one first, hands the instance's turn on at once, not at the
+   * lease's end; the key, if the release
    * did not run, expires with its lease, and Redis refuses the next caller until then. Never throws.
    * @returns whether this call deleted the hold, as `release()` says.
    */
   async releaseLast(): Promise<boolean> {
+    const first = !this.#released; // else another call sent one, and its caller may still retry it
     return this.release().catch(() => {
-      this.#handOver();
+      if (first) this.#handOver();
       return false;
     });
   }
@@ -301,13 +303,13 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * @internal A release through the Lock (`release()`, `await using`) deleted this lease's hold: if
-   * `runExclusive` runs work under it, that release was another caller's (one whose lease ran out, or that
-   * shares its uuid; or the work's own, which cannot be told apart), and the hold ended under the work, so
-   * it is lost to that work ("taken").
+   * @internal A release through the Lock (`release()`, `await using`) is about to end this lease: if
+   * `runExclusive` runs work under it, that release is another caller's (one whose lease ran out, or that
+   * shares its uuid; or the work's own, which cannot be told apart). It ends the lease here whatever Redis
+   * answers (no renewals), and the hold may be gone before any answer comes: lost to that work ("taken").
    */
-  releasedThroughLock(): void {
-    if (this.#working) this.#reportLoss("taken");
+  releasingThroughLock(): void {
+    if (this.#working && this.releasable && !this.#ended) this.#reportLoss("taken");
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */

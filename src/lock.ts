@@ -173,9 +173,8 @@ export class Lock implements AsyncDisposable {
    */
   async release(): Promise<boolean> {
     const lease = this.#current();
-    const released = (await lease?.release()) ?? false;
-    if (released) lease?.releasedThroughLock();
-    return released;
+    lease?.releasingThroughLock();
+    return (await lease?.release()) ?? false;
   }
 
   /**
@@ -206,7 +205,8 @@ export class Lock implements AsyncDisposable {
   /** Releases the current lease (if any) for `await using`; never throws (the key expires with its lease). */
   async [Symbol.asyncDispose](): Promise<void> {
     const lease = this.#current();
-    if (await lease?.releaseLast()) lease?.releasedThroughLock();
+    lease?.releasingThroughLock();
+    await lease?.releaseLast();
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Lease> {

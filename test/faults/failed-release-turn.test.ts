@@ -96,21 +96,65 @@ describe("a shared Lock whose release failed where nobody can retry it", () => {
     expect(await lock.release()).toBe(true);
   });
 
-  it("another caller's release through the instance that failed leaves runExclusive's signal alone", async () => {
-    // Review helper-53 (2026-12-04): the work's loss was reported before the release was sent, whatever
-    // its answer; a release that never reached Redis left the hold intact under an aborted signal.
-    const id = uniqueId("exclusive-failed-release");
-    const lost: unknown[] = [];
-    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000, onLost: (error) => lost.push(error) });
-    const seen = await lock.runExclusive(async (signal) => {
-      wire().passThrough.faults.refuse(2); // the release, and the client's re-send of it
-      const answer = await lock.release().catch((error: Error) => error.name);
-      wire().passThrough.faults.reset();
-      return { answer, aborted: signal.aborted, holder: await wire().direct.get(id) };
+  it.each(["refused", "ran, its reply lost", "answered late"])(
+    "another caller's release through the instance (%s) aborts runExclusive's signal as it is sent",
+    async (fault) => {
+      // Review helpers 53 and 55 (2026-12-04): reported only once answered true, a release that ran but
+      // whose reply was lost, or came late, left the work's signal live while another process held; and one
+      // refused ended the lease here (no renewals) with no loss reported when its hold ran out.
+      const id = uniqueId("exclusive-other-release");
+      const lost: unknown[] = [];
+      const lock = new Lock({ id, redis: wire().faulty, lease: 5_000, onLost: (error) => lost.push(error) });
+      const { faults } = wire().passThrough;
+      const seen = await lock.runExclusive(async (signal) => {
+        if (fault === "refused") faults.refuse(2);
+        else if (fault === "answered late") faults.delayRepliesNext(1, 1_000);
+        else faults.dropReplies(2); // the release, and the client's re-send of it
+        const answer = lock.release().catch((error: Error) => error.name);
+        const abortedAtOnce = signal.aborted;
+        return { abortedAtOnce, answer: await answer };
+      });
+      expect({ seen, lost: lost.length }).toEqual({
+        seen: {
+          abortedAtOnce: true,
+          answer: fault === "answered late" ? true : "LockRedisError",
+        },
+        lost: 1,
+      });
+    },
+  );
+
+  it("a release through the instance in flight when runExclusive ends, failing: its caller's retry leaves the next caller's hold", async () => {
+    // Review helper-55 (2026-12-04): runExclusive's own release joined that one, and its failure handed the
+    // turn on at once, so the next caller took the lock, and the first caller's documented retry ended it.
+    const id = uniqueId("exclusive-end-joins-release");
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    let next: Promise<boolean> | undefined;
+    let nextSignal: AbortSignal | undefined;
+    let retried: Promise<unknown> | undefined;
+    await lock.runExclusive(async () => {
+      next = lock.acquire({ timeout: 4_000, retry: { delay: 50 } }).then((ok) => {
+        nextSignal = lock.signal;
+        return ok;
+      });
+      await pause(20);
+      wire().passThrough.faults.dropReplies(2); // the release runs; its reply, and its re-send's, are lost
+      retried = lock.release().catch(async () => {
+        await pause(100);
+        return lock.release().catch(() => "threw"); // as docs/api.md says to
+      });
     });
-    expect({ seen, lost }).toEqual({
-      seen: { answer: "LockRedisError", aborted: false, holder: expect.any(String) },
-      lost: [],
+    const nextGot = await within(next as Promise<boolean>, 5_000, "the next caller's acquire");
+    const retry = await retried;
+    const other = new Lock({ id, redis: wire().direct, lease: 1_000 });
+    const otherGotIt = await other.acquire({ retry: { attempts: 1 } });
+    await other.release();
+    await lock.release().catch(() => false);
+    expect({ nextGot, retry, nextSignalAborted: nextSignal?.aborted, otherGotIt }).toEqual({
+      nextGot: true,
+      retry: false,
+      nextSignalAborted: false,
+      otherGotIt: false,
     });
   });
 });
