@@ -371,8 +371,9 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
         // announced yet (`owed`, oldest first, each for OWED_MS). A member's own announcements come in order,
         // so its next one within that time either is an owed copy, late (counted once already: a duplicate
         // "acquired" after a release would cancel the release's wake-up), or shows it missed those owed before
-        // it (restarted without the hold): it must not stay behind the others for good, nor, past that time,
-        // have a new announcement taken for a copy of one it missed.
+        // it (restarted without the hold): it must not stay behind the others for good, nor, past that time
+        // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
+        // a copy of one it missed.
         const heard = all.map(() => ({ released: 0, acquired: 0, owed: [] as Owed[] }));
         const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
@@ -387,7 +388,9 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           const owed = counts.owed.filter((debt) => debt.until > now);
           const late = owed.findIndex((debt) => debt.event === event); // -1: it missed every one it owed
           counts.owed = late >= 0 ? owed.slice(late + 1) : [];
-          if (late >= 0) return;
+          // Counted, it would make a majority with others' uncounted ones: new, not a copy of an owed one.
+          const others = heard.filter((each) => each !== counts && each[event] > 0).length;
+          if (late >= 0 && others + 1 < majority) return;
           counts[event] += 1;
           if (heard.filter((each) => each[event] > 0).length < majority) return;
           for (const each of heard) {
