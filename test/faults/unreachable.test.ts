@@ -78,9 +78,11 @@ describe("Redis unreachable while the lock is held", () => {
     const { id } = await expectExpiresOnTime("unreachable-stopped", () => stack().redis.stop());
     await stack().redis.restart();
     // A fresh server has an empty script cache: this also takes the NOSCRIPT fallback.
-    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 300 }));
+    // Renewed every 750 ms, past its first lease: a 300 ms lease (renewed every 150 ms) lapsed once beside four
+    // busy loops, a timer late by more than half of it.
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 1_500 }));
     expect(await lock.acquire({ autoExtend: true })).toBe(true);
-    await pause(700);
+    await pause(2_000);
     expect(lock.signal.aborted).toBe(false);
     expect(await wire().direct.pttl(id)).toBeGreaterThan(0);
     expect(await lock.release()).toBe(true);
