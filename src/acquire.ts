@@ -44,10 +44,10 @@ export interface AcquisitionContext extends LeaseOwner {
   readonly gate?: TokenGate | undefined;
   /**
    * The instance's: the error of the newest try of the acquisition that had its turn, until one is answered
-   * (the instance clears it when a lease starts). A caller that only waited for the turn fails with it, not
-   * as "held", when Redis failed that caller's tries.
+   * (the instance clears it when a lease starts), and when that try was sent while it is unanswered. A caller
+   * that only waited for the turn fails with the error (not as "held"), or names the silence as the cause.
    */
-  readonly erring?: { error: LockRedisError | undefined } | undefined;
+  readonly erring?: TurnErrors | undefined;
 }
 
 const NEVER = Infinity; // not Number.POSITIVE_INFINITY: a bundler keeps a property read it cannot prove pure
@@ -90,8 +90,12 @@ export async function acquire({
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
     if (last === HELD_HERE) last = erring?.error ?? last; // waited here while Redis failed the turn's tries
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
-      const error = why === "timeout" ? unanswered : undefined;
       const here = last === HELD_HERE;
+      // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
+      const since = here ? erring?.since : undefined;
+      const error =
+        (why === "timeout" ? unanswered : undefined) ??
+        (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
       const local = here || last === HELD_RELEASING;
       return {
         ...base,
@@ -165,11 +169,19 @@ export async function acquire({
       const turnEnds = turnTaken || releasing ? undefined : turn?.();
       const local = releasing ?? turnEnds;
       turnTaken ||= !local;
+      const holdsTurn = erring && turn && !local;
+      if (holdsTurn) erring.since = sentAt;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket);
       const now = monotonicNow();
+      if (holdsTurn) {
+        erring.since = undefined;
+        const failed =
+          "acquired" in result
+            ? !result.acquired && result.reason === "redis-error"
+            : result.kind === "error";
+        erring.error = failed ? (result as { error?: LockRedisError }).error : undefined;
+      }
       if ("acquired" in result) return result;
-      if (erring && turn && turnTaken && !local)
-        erring.error = result.kind === "error" ? result.error : undefined;
       if (result.kind === "acquired") {
         if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
         const { fencingToken, permit } = result;
@@ -211,6 +223,13 @@ export async function acquire({
   } finally {
     waiter?.close(abandoned);
   }
+}
+
+/** The instance's record of the turn-holding acquisition's newest try (see `AcquisitionContext.erring`). */
+export interface TurnErrors {
+  error: LockRedisError | undefined;
+  /** Monotonic ms the try was sent, while it is unanswered. */
+  since: number | undefined;
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */

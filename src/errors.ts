@@ -66,7 +66,9 @@ export class LockAcquisitionError extends LockError {
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
     const holder = details.here
-      ? "another caller of this instance held it or was acquiring it"
+      ? details.error
+        ? `another caller of this instance was acquiring it, and ${details.error.reason}`
+        : "another caller of this instance held it or was acquiring it"
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : "";

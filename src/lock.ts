@@ -1,6 +1,6 @@
-import { type AcquisitionContext, acquire, type Outcome } from "./acquire";
+import { type AcquisitionContext, acquire, type Outcome, type TurnErrors } from "./acquire";
 import { type Owner, openOwner } from "./connect";
-import { LockAcquisitionError, LockLostError, type LockRedisError } from "./errors";
+import { LockAcquisitionError, LockLostError } from "./errors";
 import { newToken } from "./ids";
 import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
@@ -34,7 +34,7 @@ export class Lock implements AsyncDisposable {
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
-  readonly #erring: { error: LockRedisError | undefined } = { error: undefined }; // see AcquisitionContext
+  readonly #erring: TurnErrors = { error: undefined, since: undefined }; // see AcquisitionContext
   #notHeld: AbortSignal | undefined;
 
   /**

@@ -133,6 +133,31 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(unhandled()).toEqual([]);
   });
 
+  // Review helper-55 (2026-12-04): with Redis silent, not refusing, the turn-holder's try is still in flight
+  // when the waiters' tries run out, so nothing had erred yet: they were told "another caller of this
+  // instance held it or was acquiring it", which hid that Redis had answered nothing all along.
+  it("Redis silent: a caller that waited for the turn is told the turn-holder's try went unanswered", async () => {
+    const lock = new Lock({ id: uniqueId("unreachable-silent"), redis: wire().faulty, lease: LEASE_MS });
+    wire().passThrough.faults.latency(LEASE_MS * 2);
+    const holder = lock.acquireOrThrow().catch((error) => error);
+    const waiters = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        lock.acquireOrThrow({ retry: { attempts: 3, delay: 50 } }).catch((error) => error),
+      ),
+    );
+    for (const waited of waiters) {
+      expect(waited.reason).toBe("held"); // it only waited here: no answer of Redis's said otherwise
+      expect(waited.message).toMatch(
+        /another caller of this instance was acquiring it, and Redis did not answer/,
+      );
+      expect(waited.cause).toMatchObject({ code: "LOCK_REDIS_ERROR", operation: "acquire" });
+    }
+    expect((await holder).reason).toBe("redis-error");
+    wire().passThrough.faults.reset();
+    await lock.pending;
+    expect(unhandled()).toEqual([]);
+  });
+
   it("a caller that waited for a holder here, after one of its tries failed, is told the lock was held", async () => {
     const lock = new Lock({ id: uniqueId("unreachable-blip"), redis: wire().faulty, lease: LEASE_MS });
     wire().passThrough.faults.refuse(2); // the first try, and the client's re-send of it

@@ -27,6 +27,15 @@ describe("LockAcquisitionError", () => {
     );
   });
 
+  it("names Redis's silence when that caller's try went unanswered all the while, as the cause", () => {
+    const silence = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 310));
+    const error = new LockAcquisitionError("job", { ...base, reason: "held", here: true, error: silence });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: another caller of this instance was acquiring it, and Redis did not answer (no reply within 310 ms)',
+    );
+    expect(error.cause).toBe(silence);
+  });
+
   it("names a release of the same uuid here when the last wait was for it, as nothing was asked of Redis", () => {
     const error = new LockAcquisitionError("job", { ...base, reason: "held", local: true });
     expect(error.message).toBe(
