@@ -1,4 +1,4 @@
-import { isClientTimeout, redacted, summarize } from "./redis/failure";
+import { isClientTimeout, isErrorReply, redacted, summarize } from "./redis/failure";
 import { UnreadableReplyError } from "./redis/reply";
 
 const CODES = ["LOCK_NOT_ACQUIRED", "LOCK_REDIS_ERROR", "LOCK_LOST", "LOCK_INSTANCE_TIMEOUT"] as const;
@@ -181,26 +181,29 @@ export class LockRedisError extends LockError {
     options: { refused?: boolean; secret?: string | undefined; instances?: readonly InstanceFailure[] } = {},
   ) {
     const timedOut = cause instanceof InstanceTimeoutError;
-    const said = summarize(cause, options.secret);
-    // A quorum's failure says its members' reasons itself ("2 of 3 instances failed: #0: ...").
-    const reason =
-      cause instanceof AggregateError
-        ? cause.message
-        : timedOut
-          ? `Redis did not answer (${said})`
-          : options.refused
-            ? `Redis refused the request: ${said}`
-            : isClientTimeout(cause)
-              ? `Redis did not answer (the client's timeout: ${said || (cause as Error).constructor.name})`
-              : cause instanceof UnreadableReplyError
-                ? `Redis answered in a form the lock cannot read (check the client's reply settings): ${said}`
+    const said = summarize(cause, options.secret) || nameOf(cause);
+    // A quorum's failure says its members' reasons itself ("2 of 3 instances failed: #0: ..."); a client's
+    // own AggregateError (Node's connect to several addresses) is a client error like any other.
+    const combined = options.instances !== undefined && cause instanceof AggregateError;
+    const reason = combined
+      ? cause.message
+      : timedOut
+        ? `Redis did not answer (${said})`
+        : options.refused
+          ? `Redis refused the request: ${said}`
+          : isClientTimeout(cause)
+            ? `Redis did not answer (the client's timeout: ${said})`
+            : cause instanceof UnreadableReplyError
+              ? `Redis answered in a form the lock cannot read (check the client's reply settings): ${said}`
+              : isErrorReply(cause)
+                ? `Redis answered with an error: ${said}`
                 : `Redis could not be reached: ${said}`;
     super(
       "LOCK_REDIS_ERROR",
       lockId,
       `Redis request for ${operation} of lock ${JSON.stringify(lockId)} failed: ${reason}`,
       {
-        cause: timedOut || cause instanceof AggregateError ? cause : redacted(cause, options.secret),
+        cause: timedOut || combined ? cause : redacted(cause, options.secret),
       },
     );
     this.operation = operation;
@@ -208,6 +211,14 @@ export class LockRedisError extends LockError {
     this.reason = reason;
     this.instances = options.instances;
   }
+}
+
+/** What names an error that has no message: its class and code ("AggregateError (ECONNREFUSED)"). */
+function nameOf(error: unknown): string {
+  const { code } = (error ?? {}) as { code?: unknown };
+  const made = (error as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  const name = typeof made === "string" && made !== "Object" ? made : "an error";
+  return `${name}${typeof code === "string" ? ` (${code})` : ""}`;
 }
 
 /**

@@ -5,14 +5,27 @@ const REFUSAL =
   /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|Unauthorized|Forbidden)\b|invalid token|unknown command|wrong number of arguments|syntax error|Error running script|@user_script|^ERR .*script/i;
 
 /** Errors of a moment (a failover, memory, loading, a busy or resharding server), also when a script quotes them. */
-const PASSING = /(^|-)(READONLY|OOM|MASTERDOWN|LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/i;
+const PASSING =
+  /(^|-)(READONLY|OOM|MASTERDOWN|LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|NOREPLICAS|MISCONF)\b/i;
+
+/** An error reply's code ("ERR", "READONLY", ...): Redis was reached and answered. Not a socket's (ECONNRESET). */
+const REPLY_ERROR = /^(ERR|EXECABORT|(?!E)[A-Z][A-Z_]+)\s/;
+
+/** A REST endpoint's error reply that says it could not reach Redis ("ERR Redis is unreachable: ..."). */
+const UNREACHED = /unreachable|ECONN[A-Z]+|ETIMEDOUT|EHOSTUNREACH/;
+
+/** Whether `error` quotes an error reply of Redis's (or the REST endpoint's, unless it could not reach Redis). */
+export function isErrorReply(error: unknown): boolean {
+  const said = summarize(error);
+  return REPLY_ERROR.test(said) && !UNREACHED.test(said);
+}
 
 /**
  * The client's message cut to what Redis said (no quoted command, "Command failed: " prefix or lines
  * after the first), at most 200 characters, with `secret` replaced by `<token>`.
  */
 export function summarize(error: unknown, secret?: string): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = hasMessage(error) ? error.message : String(error);
   const said = (text.split(", command was:")[0] ?? "").replace(/^Command failed: /, "").split("\n")[0] ?? "";
   // Scrubbed before the cut: a cut through the token would leave its first part.
   const safe = scrub(said, secret);
@@ -43,7 +56,7 @@ export function isClientTimeout(error: unknown): boolean {
  * string and number properties (`code`, `status`, ...) and stack frames without `secret`; causes alike.
  */
 export function redacted(error: unknown, secret?: string, depth = 0): unknown {
-  if (!(error instanceof Error)) return typeof error === "string" ? summarize(error, secret) : undefined;
+  if (!hasMessage(error)) return typeof error === "string" ? summarize(error, secret) : undefined;
   const cause = depth < 4 && error.cause !== undefined ? redacted(error.cause, secret, depth + 1) : undefined;
   const copy = new Error(summarize(error, secret), { cause }) as Error & Record<string, unknown>;
   if (cause === undefined) delete copy.cause;
@@ -51,10 +64,15 @@ export function redacted(error: unknown, secret?: string, depth = 0): unknown {
     if (typeof value === "number") copy[name] = value;
     else if (typeof value === "string") copy[name] = summarize(value, secret);
   }
-  copy.name = error.name;
+  copy.name = typeof error.name === "string" ? error.name : "Error";
   const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
   copy.stack = [`${copy.name}: ${copy.message}`, ...frames.map((line) => scrub(line, secret))].join("\n");
   return copy;
+}
+
+/** An Error, or what a client rejects with in its place (`{ message, status }`). */
+function hasMessage(error: unknown): error is Error {
+  return error instanceof Error || typeof (error as { message?: unknown } | null)?.message === "string";
 }
 
 function scrub(text: string, secret: string | undefined): string {

@@ -145,6 +145,31 @@ describe("a write on a replica (a failover the client has not followed yet)", ()
     const cause = (error as { cause?: unknown }).cause;
     expect(cause).toBeInstanceOf(LockRedisError);
     expect((cause as LockRedisError).refused).toBe(false);
+    expect((cause as LockRedisError).reason).toMatch(/^Redis answered with an error: READONLY/);
+    expect((error as { attempts?: number }).attempts).toBe(3);
+  });
+});
+
+// Review helper-59 (2026-12-04): NOREPLICAS (and MISCONF) raised inside a script read as a refusal: one try.
+describe("a write that too few replicas acknowledge (min-replicas-to-write with none)", () => {
+  let server: RedisServerHandle;
+  beforeAll(async () => {
+    server = await startRedisServer({ extraArgs: ["--min-replicas-to-write", "1"] });
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("is an error of the moment, retried, and said to be Redis's answer", async () => {
+    const lock = new Lock({
+      id: uniqueId("noreplicas"),
+      redis: io({ port: server.port, host: "127.0.0.1" }),
+    });
+    const error = await lock.acquireOrThrow().catch((caught: unknown) => caught);
+    const cause = (error as { cause?: unknown }).cause as LockRedisError;
+    expect(cause).toBeInstanceOf(LockRedisError);
+    expect(cause.refused).toBe(false);
+    expect(cause.reason).toMatch(/^Redis answered with an error: NOREPLICAS/);
     expect((error as { attempts?: number }).attempts).toBe(3);
   });
 });

@@ -85,11 +85,50 @@ describe("LockRedisError", () => {
       "Redis answered in a form the lock cannot read (check the client's reply settings): Expected a script reply of integers or nil, got an object (object)",
     ],
     [new TypeError("fetch failed"), {}, "Redis could not be reached: fetch failed"],
+    // Review helper-59 (2026-12-04): error replies read as "could not be reached", an empty AggregateError
+    // as nothing, and a plain object as "[object Object]".
+    [
+      new Error("READONLY You can't write against a read only replica."),
+      {},
+      "Redis answered with an error: READONLY You can't write against a read only replica.",
+    ],
+    [
+      new Error("ERR max requests limit exceeded"),
+      {},
+      "Redis answered with an error: ERR max requests limit exceeded",
+    ],
+    [new Error("read ECONNRESET"), {}, "Redis could not be reached: read ECONNRESET"],
+    [
+      new Error("ERR Redis is unreachable: connect ECONNREFUSED 127.0.0.1:1"),
+      {},
+      "Redis could not be reached: ERR Redis is unreachable: connect ECONNREFUSED 127.0.0.1:1",
+    ],
+    [
+      Object.assign(new AggregateError([new Error("connect ECONNREFUSED ::1:1")], ""), {
+        code: "ECONNREFUSED",
+      }),
+      {},
+      "Redis could not be reached: AggregateError (ECONNREFUSED)",
+    ],
+    [{ message: "upstream gone", status: 502 }, {}, "Redis could not be reached: upstream gone"],
   ] as const)("reads %o as the truth about Redis", (cause, options, reason) => {
     const error = new LockRedisError("job", "release", cause, options);
     expect(error.reason).toBe(reason);
     expect(error.message).toBe(`Redis request for release of lock "job" failed: ${reason}`);
     expect(error.refused).toBe("refused" in options);
+  });
+
+  it("keeps a redacted copy of a client's own AggregateError, and of a plain object it rejected with", () => {
+    const secret = "9f1c-secret-token";
+    const quoted = new AggregateError(
+      [new Error("boom")],
+      `Command failed: ERR boom, command was: [${secret}]`,
+    );
+    const error = new LockRedisError("job", "acquire", quoted, { secret });
+    expect(error.cause).not.toBe(quoted);
+    expect(`${error.message} ${(error.cause as Error).message}`).not.toContain(secret);
+    const plain = new LockRedisError("job", "acquire", { message: `no ${secret}`, status: 502 }, { secret });
+    expect(plain.cause).toMatchObject({ message: "no <token>", status: 502 });
   });
 
   it("takes the token out of the message and of the cause it keeps, stack included", () => {
