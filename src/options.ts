@@ -159,12 +159,13 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
     );
   }
   const autoExtend = call.autoExtend ?? hold.autoExtend;
-  const interval = autoExtend
-    ? ((autoExtend as { interval?: number }).interval ?? Math.max(1, Math.floor(lease / 3)))
-    : undefined;
+  const chosen = autoExtend ? (autoExtend as { interval?: number }).interval : undefined;
+  const interval = autoExtend ? (chosen ?? Math.max(1, Math.floor(lease / 3))) : undefined;
   if (interval !== undefined && interval >= lease) {
     throw new RangeError(
-      `Expected \`autoExtend.interval\` to be less than the lease (${lease} ms), got ${interval}`,
+      chosen === undefined // a third of the lease, at least 1 ms: only a 1 ms lease leaves none
+        ? `Expected \`lease\` to be at least 2 ms with \`autoExtend\` (renewed a third of the way), got ${lease}`
+        : `Expected \`autoExtend.interval\` to be less than the lease (${lease} ms), got ${interval}`,
     );
   }
   // A timeout budgets time, not tries: with no count set, tries go on until it runs out. At least one try.

@@ -6,7 +6,11 @@ export function describeValue(value: unknown): string {
     return lone === -1 ? JSON.stringify(value) : `a string with a lone surrogate near index ${lone}`;
   }
   if (value === null || typeof value !== "object")
-    return typeof value === "function" ? "a function" : String(value);
+    return typeof value === "function"
+      ? "a function"
+      : typeof value === "bigint"
+        ? `${value}n`
+        : String(value);
   return Array.isArray(value) ? "an array" : `an object (${typeof value})`;
 }
 
@@ -27,8 +31,8 @@ const RULES = {
   count: ["number", "a number", (v: number) => !Number.isNaN(v)],
   boolean: ["boolean", "a boolean"],
   function: ["function", "a function"],
-  object: ["object", "an object", (v: unknown) => v !== null && !Array.isArray(v)],
-  switch: ["boolean object", "a boolean or an object", (v: unknown) => v !== null && !Array.isArray(v)],
+  object: ["object", "an object"],
+  switch: ["boolean object", "a boolean or an object"],
   // Clients send each lone surrogate as U+FFFD: two such ids (or tokens) would name one key (or holder).
   text: [
     "string",
@@ -55,7 +59,9 @@ export function check(name: string, value: unknown, rule: Rule, required = false
   const [type, expected, inRange] = Array.isArray(rule)
     ? ["string", rule.map((choice) => JSON.stringify(choice)).join(" or "), (v: string) => rule.includes(v)]
     : RULES[rule as keyof typeof RULES];
-  const typeOk = type.split(" ").includes(typeof value);
+  // An array or null is an object to `typeof`, yet the wrong type for an option that wants one.
+  const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  const typeOk = type.split(" ").includes(kind);
   if (typeOk && (!inRange || (inRange as (v: unknown) => boolean)(value))) return;
   const message = `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`;
   throw typeOk ? new RangeError(message) : new TypeError(message);

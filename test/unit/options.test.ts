@@ -187,8 +187,13 @@ describe("what the constructor options alone show to be wrong fails in the const
       /`autoExtend.interval`.*less than the lease \(1000 ms\), got 5000/,
     ],
     [{ lease: 10, autoExtend: true }, undefined, undefined],
-  ])("%o", (override, errorClass, message) => {
-    const make = () => new Lock({ id: "x", redis: untouchable, ...override });
+    // Review helper-59 (2026-12-04): this named `autoExtend.interval`, which the caller never set.
+    [{ lease: 1, autoExtend: true }, RangeError, /`lease` to be at least 2 ms with `autoExtend`.*got 1$/],
+    [{ retry: [] }, TypeError, /`retry` to be an object, got an array/],
+    [{ fencing: [] }, TypeError, /`fencing` to be a boolean or an object, got an array/],
+    [{ autoExtend: [] }, TypeError, /`autoExtend` to be a boolean or an object, got an array/],
+  ] as [object, unknown, unknown][])("%o", (override, errorClass, message) => {
+    const make = () => new Lock({ id: "x", redis: untouchable, ...(override as object) });
     if (errorClass === undefined) expect(make).not.toThrow();
     else {
       expect(make).toThrow(errorClass);

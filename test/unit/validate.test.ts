@@ -26,8 +26,6 @@ describe("check", () => {
     ["permits", 3, 0],
     ["fraction", 1, 1.01],
     ["count", Number.POSITIVE_INFINITY, Number.NaN],
-    ["object", {}, []],
-    ["switch", false, []],
     ["id", "a", ""],
     ["text", "", "\uD800"],
   ] as const)("rule %s accepts %s and refuses %s", (rule, good, bad) => {
@@ -50,6 +48,17 @@ describe("check", () => {
       new TypeError('Expected `fencing` to be a boolean or an object, got "yes"'),
     );
   });
+
+  // Review helper-59 (2026-12-04): an array or null passed the type test, so it read as a RangeError.
+  it("takes an array or null where an object is wanted for the wrong type: a TypeError", () => {
+    expect(() => check("retry", [], "object")).toThrow(
+      new TypeError("Expected `retry` to be an object, got an array"),
+    );
+    expect(() => check("config", null, "object", true)).toThrow(
+      new TypeError("Expected `config` to be an object, got null"),
+    );
+    expect(() => check("fencing", [], "switch")).toThrow(TypeError);
+  });
 });
 
 describe("describeValue", () => {
@@ -59,6 +68,7 @@ describe("describeValue", () => {
     expect(describeValue(() => "secret")).toBe("a function");
     expect(describeValue(Number.NaN)).toBe("NaN");
     expect(describeValue(null)).toBe("null");
+    expect(describeValue(10n)).toBe("10n"); // not "10", which reads as a valid value
   });
 
   it("points at a lone surrogate instead of printing a string that cannot be encoded", () => {
