@@ -12,8 +12,8 @@ export async function handleOperation(): Promise<"done" | "busy"> {
     await criticalSection(lock.id);
     return "done";
   } catch (error) {
-    if (error instanceof LockAcquisitionError) return "busy";
-    throw error; // the critical section's own error, untouched
+    if (error instanceof LockAcquisitionError && error.reason !== "redis-error") return "busy";
+    throw error; // an outage (reason "redis-error"), or the critical section's own error
   } // the lock is released here, whether criticalSection returned or threw
 }
 // #endregion

@@ -30,7 +30,7 @@ export async function drainAccountChanges(): Promise<{ applied: number; deferred
       await applyChange(message, lock.signal); // the signal aborts if the lock is lost mid-change
       applied += 1;
     } catch (error) {
-      if (!(error instanceof LockAcquisitionError)) throw error;
+      if (!(error instanceof LockAcquisitionError) || error.reason === "redis-error") throw error; // an outage
       await redis.rpush(RETRY_QUEUE, message);
       deferred += 1;
     } // the lock is released here, at the end of each message, also when applyChange throws

@@ -40,7 +40,7 @@ export default {
       const version = await rebuild(redis, lock.id);
       return Response.json({ reportId, version });
     } catch (error) {
-      if (error instanceof LockAcquisitionError) {
+      if (error instanceof LockAcquisitionError && error.reason !== "redis-error") {
         return Response.json({ error: `Report ${reportId} is being rebuilt` }, { status: 409 });
       }
       throw error;

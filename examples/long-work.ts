@@ -16,7 +16,7 @@ export async function rebuildReport(): Promise<"done" | "busy" | "lost"> {
       { autoExtend: true, timeout: 2_000 }, // renew every ~1.7 s; wait at most 2 s to get the lock
     );
   } catch (error) {
-    if (error instanceof LockAcquisitionError) return "busy"; // someone else is rebuilding it
+    if (error instanceof LockAcquisitionError && error.reason !== "redis-error") return "busy"; // someone else is rebuilding it
     if (error instanceof LockLostError) return "lost"; // we stopped half-way; the next run redoes it
     throw error;
   }

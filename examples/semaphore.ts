@@ -20,7 +20,7 @@ export async function summarize(text: string): Promise<string | "busy"> {
       autoExtend: true,
     });
   } catch (error) {
-    if (error instanceof LockAcquisitionError) return "busy"; // 5 calls ran for 10 s straight
+    if (error instanceof LockAcquisitionError && error.reason !== "redis-error") return "busy"; // 5 calls ran for 10 s straight
     throw error;
   }
 }

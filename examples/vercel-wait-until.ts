@@ -26,7 +26,7 @@ export async function POST(request: Request): Promise<Response> {
     const version = await rebuildReport(reportId, held.signal);
     return Response.json({ reportId, version });
   } catch (error) {
-    if (error instanceof LockAcquisitionError) {
+    if (error instanceof LockAcquisitionError && error.reason !== "redis-error") {
       return Response.json({ error: `Report ${reportId} is being rebuilt` }, { status: 409 });
     }
     throw error;

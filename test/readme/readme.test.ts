@@ -101,6 +101,15 @@ describe("README and docs/ examples run", () => {
     expect(await example.handleOperation()).toBe("busy");
     expect(await example.handleOperationWithBoolean()).toBe(false);
     await redis.del("unique-lock-id");
+
+    // Review helper-59 (2026-12-04): the recipe answered "busy" to an outage too. A wrong token is
+    // refused at once (one request), where a dead port would take the client's retries.
+    process.env.UPSTASH_REDIS_REST_TOKEN = "not-the-token";
+    try {
+      await expect(example.handleOperation()).rejects.toMatchObject({ reason: "redis-error" });
+    } finally {
+      process.env.UPSTASH_REDIS_REST_TOKEN = inject("upstashToken");
+    }
   });
 
   it("hand-off: a second Lock seeded with the uuid extends and releases", async () => {
