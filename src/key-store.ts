@@ -45,19 +45,15 @@ export function keyStore(target: StoreTarget): LockStore {
     async undo(token, nonce) {
       await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
     },
-    async release(token) {
+    async release(token, lease) {
       // Each call gets its own id, so that its receipt answers only its own re-runs.
-      const [released] = await runScript(target, "release", releaseLock, releasing, [
-        token,
-        newCallId(),
-        "0",
-      ]);
+      const args = [token, newCallId(), "0", lease];
+      const [released] = await runScript(target, "release", releaseLock, releasing, args);
       return released === 1;
     },
-    async extend(token, amount) {
-      return observation(
-        await runScript(target, "extend", extendLock, releasing, [token, newCallId(), amount]),
-      );
+    async extend(token, amount, lease) {
+      const args = [token, newCallId(), amount, lease];
+      return observation(await runScript(target, "extend", extendLock, releasing, args));
     },
     async renew(token, lease, _permit, confirm = true) {
       const args = confirm ? [token, lease] : [token, lease, "0"];

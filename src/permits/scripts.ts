@@ -160,12 +160,12 @@ return {1, slot - 5, fence}
 `,
 );
 
-// remember(id): field "r" lists the newest release and extend call ids (at least 32, one per permit up to
-// 256, and as many misses), so a re-run, or a late first copy its client re-sent, answers as the first
-// run did (`RECENT`).
-const REMEMBER = `local function remember(id)
+// remember(id, lease): field "r" lists the newest release and extend call ids (at least 32, one per permit
+// up to 256, and as many misses), so a re-run, or a late first copy its client re-sent, answers as the first
+// run did (`RECENT`); kept 30 s, or the lease if longer, as a request may take a lease to land.
+const REMEMBER = `local function remember(id, lease)
   redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
-  keep(receipts, 30000)
+  keep(receipts, math.max(30000, tonumber(lease) or 0))
 end
 `;
 
@@ -179,7 +179,8 @@ end
  * announces a release: the waiter it stood ahead of may be first now (its try was slow, or it gave up).
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
- *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any
+ *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any;
+ *          ARGV[9] the lease, ms, of a release (how long its receipt lives, 30 s at least)
  * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0; a
  *          re-run answers as the first run did, and frees nothing when that one found no permit.
  */
@@ -222,7 +223,7 @@ for i = 6, #KEYS do
 end
 if not held then
   if not matching then
-    remember(id .. "!")
+    remember(id .. "!", ARGV[9])
   end
   if matching and ARGV[6] == "" then
     bury(id .. "!")
@@ -239,7 +240,7 @@ frees = frees + 1
 holds[token] = holds[token] - 1
 redis.call("HSET", receipts, held - 5, id)
 if not matching then
-  remember(id)
+  remember(id, ARGV[9])
 end
 keep(receipts, 30000)
 local message = "released"
@@ -267,7 +268,8 @@ return 1
  * Adds ms to the lease of a token's permit; its call id heads the permit's list and is kept in field "r"
  * with the releases (marked `!` when the token held no permit), so a re-run adds nothing: also once the
  * permit was released and the token holds one again (the release moves the permit's list to field "x").
- * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known
+ * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known;
+ *          ARGV[5] the lease, ms (how long the receipt lives, 30 s at least)
  *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
  */
@@ -281,7 +283,7 @@ export const extendPermit = /* @__PURE__ */ defineScript(
 local at = ran ~= 0 and holding(ARGV[1], tonumber(ARGV[4]))
 if not at then
   if not ran then
-    remember(ARGV[2] .. "!")
+    remember(ARGV[2] .. "!", ARGV[5])
   end
   return {0, -2}
 end
@@ -292,7 +294,7 @@ end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[at], target)
 redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 31, ARGV[2]))
-remember(ARGV[2])
+remember(ARGV[2], ARGV[5])
 keep(receipts, math.max(target, 30000))
 return {1, target}
 `,

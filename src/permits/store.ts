@@ -34,9 +34,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
       runScript(target, operation, script, keys, args);
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0) => {
+    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0, lease = 0) => {
       const args = [token, id, matching ? "1" : "0", channelKey, flag, leaving, Date.now(), permit];
-      return run("release", releasePermit, args);
+      return run("release", releasePermit, lease ? [...args, lease] : args);
     };
     // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
     // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`. Never rejects.
@@ -76,13 +76,14 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       async undo(token, nonce) {
         await release(token, nonce, true).catch(() => undefined);
       },
-      async release(token, _lease, permit) {
+      async release(token, lease, permit) {
         // Each call gets its own id, so that its receipt answers only its own re-runs.
-        const [released] = await release(token, newCallId(), false, "", permit);
+        const [released] = await release(token, newCallId(), false, "", permit, lease);
         return released === 1;
       },
-      async extend(token, amount, _lease, permit) {
-        return observation(await run("extend", extendPermit, [token, newCallId(), amount, permit ?? 0]));
+      async extend(token, amount, lease, permit) {
+        const args = [token, newCallId(), amount, permit ?? 0, lease];
+        return observation(await run("extend", extendPermit, args));
       },
       async renew(token, lease, permit, confirm = true) {
         return observation(await run("renew", renewPermit, [token, lease, permit ?? 0, confirm ? 1 : 0]));

@@ -7,14 +7,15 @@ import { RECENT, TRIES } from "./tries";
 // KEYS[1] lock key; ARGV[1] token (in every script)
 
 // The receipt lists the last 32 release and extend call ids that took effect, and apart from them the last
-// 32 that found the token not holding (newest first), as a permit's releases are kept: a re-sent call finds
+// 32 that found the token not holding (newest first), as a permit's releases are kept, for 30 s or the
+// lease (ARGV[4]) if longer, as a request may take a lease to land (`landed()`): a re-sent call finds
 // its own first run among later ones (one other release and the token taken again elsewhere in between made
 // a re-sent release delete that newer hold), and answers as it did.
 const RECEIPT = `local function receipted(id)
   return answered(redis.call("GET", KEYS[2]), id)
 end
 local function receipt(id)
-  redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", 30000)
+  redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", math.max(30000, tonumber(ARGV[4])))
 end
 `;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
@@ -86,7 +87,7 @@ return {1, fence}
 );
 
 /**
- * Deletes the lock if it holds this token, announcing it; the receipt lists its call id 30 s, so a re-run
+ * Deletes the lock if it holds this token, announcing it; the receipt lists its call id (see RECEIPT), so a re-run
  * answers as the first run did (while fewer than 32 releases and extends came between): one that found the
  * lock gone deletes nothing, though its token may hold it again by then. An undo (ARGV[3] "1") marks try ARGV[2]
  * in the grant, deleting the lock once all were abandoned; a try that had not arrived it names as abandoned,
@@ -95,7 +96,8 @@ return {1, fence}
  * undo frees). The grant stays 30 s, naming tries to refuse. (While another token holds, an undone try that
  * had not arrived is named nowhere: that hold's list is its own, and a 0.2 holder has none; docs/keys.md.)
  * KEYS[2]  receipt key; KEYS[3] grant key
- * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo
+ * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo;
+ *          ARGV[4] the lease, ms (how long the receipt lives, 30 s at least)
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
  */
 export const releaseLock = /* @__PURE__ */ defineScript(
@@ -149,7 +151,7 @@ return 1
  * heads the grant, the tries before it marked abandoned: whoever extends holds now, an earlier try's undo
  * must not free it, and the tries' late copies must still take nothing once the lock is free.
  * KEYS[2]  receipt key; KEYS[3] grant key
- * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing)
+ * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing); ARGV[4] the lease, ms (as in releaseLock)
  * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone), else {0, -2}.
  */
 export const extendLock = /* @__PURE__ */ defineScript(
