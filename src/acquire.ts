@@ -45,7 +45,8 @@ export interface AcquisitionContext extends LeaseOwner {
   /**
    * The instance's: the error of the newest try of the acquisition that had its turn, until one is answered
    * (the instance clears it when a lease starts), and when that try was sent while it is unanswered. A caller
-   * that only waited for the turn fails with the error (not as "held"), or names the silence as the cause.
+   * that only waited for the turn fails with an error that came during its wait (not as "held"), or names the
+   * silence as the cause.
    */
   readonly erring?: TurnErrors | undefined;
 }
@@ -88,7 +89,8 @@ export async function acquire({
   // unanswered try's error is the cause, so the failure tells both.
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
-    if (last === HELD_HERE) last = erring?.error ?? last; // waited here while Redis failed the turn's tries
+    // Waited here while Redis failed the turn's tries: an error of before this wait belongs to an earlier one.
+    if (last === HELD_HERE && erring?.error && erring.at >= started) last = erring.error;
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const here = last === HELD_HERE;
       // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
@@ -180,6 +182,7 @@ export async function acquire({
             ? !result.acquired && result.reason === "redis-error"
             : result.kind === "error";
         erring.error = failed ? (result as { error?: LockRedisError }).error : undefined;
+        erring.at = now;
       }
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
@@ -228,6 +231,8 @@ export async function acquire({
 /** The instance's record of the turn-holding acquisition's newest try (see `AcquisitionContext.erring`). */
 export interface TurnErrors {
   error: LockRedisError | undefined;
+  /** Monotonic ms `error` came (or was cleared). */
+  at: number;
   /** Monotonic ms the try was sent, while it is unanswered. */
   since: number | undefined;
 }

@@ -34,7 +34,7 @@ export class Lock implements AsyncDisposable {
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
-  readonly #erring: TurnErrors = { error: undefined, since: undefined }; // see AcquisitionContext
+  readonly #erring: TurnErrors = { error: undefined, at: 0, since: undefined }; // see AcquisitionContext
   #notHeld: AbortSignal | undefined;
 
   /**

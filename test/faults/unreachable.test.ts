@@ -158,6 +158,23 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(unhandled()).toEqual([]);
   });
 
+  // Review helper-56 (2026-12-04): the error of an acquisition that had ended before the caller began was
+  // still the instance's, and a caller waiting for a later, healthy turn-holder failed with it.
+  it("an outage that ended before the caller began is not its error: it waited for a holder here", async () => {
+    const lock = new Lock({ id: uniqueId("unreachable-stale"), redis: wire().faulty, lease: LEASE_MS });
+    wire().passThrough.faults.refuse();
+    await expect(lock.acquire({ retry: { attempts: 1 } })).rejects.toMatchObject({
+      code: "LOCK_REDIS_ERROR",
+    });
+    wire().passThrough.faults.reset();
+    await pause(300); // the failed try's undo, re-sent by the client, lands before the next try
+    wire().passThrough.faults.delayNext(1, 400); // the next turn-holder's try is slow, not failed
+    const holder = lock.acquire({ timeout: 3_000 });
+    expect(await lock.acquire({ retry: { attempts: 2, delay: 50 } })).toBe(false);
+    expect(await holder).toBe(true);
+    expect(await lock.release()).toBe(true);
+  });
+
   it("a caller that waited for a holder here, after one of its tries failed, is told the lock was held", async () => {
     const lock = new Lock({ id: uniqueId("unreachable-blip"), redis: wire().faulty, lease: LEASE_MS });
     wire().passThrough.faults.refuse(2); // the first try, and the client's re-send of it
