@@ -19,7 +19,7 @@ export class SubscribedWaiter implements Waiter {
   readonly #fair: boolean;
   readonly #setup = new AbortController();
   #listening: Listening | undefined;
-  #mayAsk = true; // for a subscription: until one is asked for; again once it broke, not once it failed
+  #mayAsk = true; // for a subscription: until one is asked for; again once one that paid broke, not once it failed
   #pending: Meaning = "ignore"; // asked for since the last try, kept for a wait not yet started
   #wake: ((meaning: Meaning) => void) | undefined;
   #grant: FeedEvent | undefined;
@@ -29,6 +29,7 @@ export class SubscribedWaiter implements Waiter {
   #turnedOver = false; // heard the lock taken
   #freed = 0; // releases heard since the last try
   #asked = 0; // subscriptions asked for: only the newest one's events and answer count
+  #breaks = 0; // subscriptions of this wait that broke once active
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -196,7 +197,11 @@ export class SubscribedWaiter implements Waiter {
     if (event === "ended") {
       const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
-      this.#mayAsk = true;
+      this.#asked += 1; // its answer, if still to come, is a dead subscription's
+      // Again after a first break, or one that lived to save the two commands a new one costs (itself, the
+      // "soon" try): a stream that keeps breaking would bill more than polling. One unconfirmed failed.
+      const paid = broken !== undefined && monotonicNow() - broken.since >= 2 * this.plan.backoff.delay;
+      this.#mayAsk = broken !== undefined && (this.#breaks++ === 0 || paid);
       broken?.stop();
     }
     const meaning = event === "ended" ? "soon" : this.meaning(event);

@@ -118,6 +118,45 @@ describe("@upstash/redis: an event stream that ends", () => {
   );
 });
 
+describe("@upstash/redis: an event stream that keeps breaking", () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  // Review helper-57 (2026-12-04): each break cost a new SUBSCRIBE and a try, however young the stream:
+  // 66-109 billed commands where polling costs about 30.
+  it.each([
+    ["ends cleanly", () => stack.proxy.endSubscriptions()],
+    ["drops its socket", () => stack.proxy.dropSubscriptions()],
+  ])("every 50 ms (%s): a 3 s wait costs about what polling would", async (_how, breakStream) => {
+    const { Redis } = await import("@upstash/redis");
+    const client = () =>
+      new Redis({ url: stack.url, token: stack.token, retry: false, enableTelemetry: false });
+    const id = uniqueId("stream-churn");
+    const holder = new Lock({ id, redis: client(), lease: 30_000 });
+    expect(await holder.acquire()).toBe(true);
+    const redis = client();
+    enableWakeUps(redis);
+    const retry = { attempts: Number.POSITIVE_INFINITY, delay: 100, maxDelay: 1_000 };
+    const { stats } = stack.proxy;
+    const before = stats.commands + stats.subscriptions;
+    const churn = setInterval(breakStream, 50);
+    try {
+      expect(await new Lock({ id, redis, retry }).acquire({ timeout: 3_000 })).toBe(false);
+    } finally {
+      clearInterval(churn);
+    }
+    // Polling every 100 ms for 3 s sends about 30 tries; a subscription that pays, and one more after the
+    // first break, add a few.
+    expect(stats.commands + stats.subscriptions - before).toBeLessThanOrEqual(40);
+    expect(await holder.release()).toBe(true);
+  });
+});
+
 describe("ioredis with its keyPrefix: releases still wake waiters", () => {
   // The scripts name the channel from the key as Redis sees it (keyPrefix included); so must the subscriber.
   const clients = useIoRedis({ keyPrefix: "app:" });

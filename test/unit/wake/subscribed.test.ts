@@ -1,0 +1,51 @@
+// SubscribedWaiter over a scripted subscription (the hub's own code, a fake subscribe): when a wait counts
+// itself covered by announcements. Review helper-57 (2026-12-04): a subscription that broke in the one
+// microtask between the hub answering the wait's listen and the wait storing the answer was stored, dead,
+// and the wait slept to its safety poll, covered by nothing.
+import { describe, expect, it } from "vitest";
+import { eventChannel } from "../../../src/keys";
+import type { AcquirePlan } from "../../../src/options";
+import type { ChannelListener } from "../../../src/wake/feed";
+import { channelHub } from "../../../src/wake/hub";
+import { SubscribedWaiter } from "../../../src/wake/subscribed";
+
+const plan = {
+  lease: 60_000,
+  attempts: 200,
+  backoff: { delay: 100, backoff: "fixed", maxDelay: 4_000, jitter: 0 },
+  wakeOnRelease: true,
+} as unknown as AcquirePlan;
+
+/** One refused try, then what the wait plans: its next poll (uncovered), or a safety poll seconds away. */
+function plannedAfterRefusal(waiter: SubscribedWaiter): "poll" | "safety poll" {
+  waiter.trying(false);
+  waiter.answered({ kind: "held", pttl: 60_000 });
+  const now = performance.now();
+  const step = { kind: "held", now, planned: now + 100, cap: now + 60_000, tries: 3, spent: 3 } as const;
+  const next = waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+  return (next?.at ?? 0) > now + 1_000 ? "safety poll" : "poll";
+}
+
+async function afterMicrotasks(count: number, run: () => void): Promise<void> {
+  for (let tick = 0; tick < count; tick++) await Promise.resolve();
+  run();
+}
+
+describe("a shared subscription that breaks just after a wait joined it", () => {
+  it.each([0, 1, 2, 3, 5, 8])("%i microtasks later: the wait polls, not covered", async (ticks) => {
+    const opened: ChannelListener[] = [];
+    const hub = channelHub(async (_channel, listener) => {
+      opened.push(listener);
+      return () => {};
+    });
+    const key = `broken-${ticks}`;
+    const events = hub.lockEvents(key);
+    await events.listen(() => {}, new AbortController().signal); // another wait's, active
+    const waiter = new SubscribedWaiter(events, plan); // joins it at once
+    await afterMicrotasks(ticks, () => opened[0]?.ended());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hub.active((await eventChannel(key)) as string)).toBe(false);
+    expect(plannedAfterRefusal(waiter)).toBe("poll");
+    waiter.close();
+  });
+});
