@@ -338,12 +338,13 @@ interface Owed {
 /**
  * How long a member's copy of an announcement may come after the majority's and still be taken for a copy,
  * in ms: the spread of one round's requests over the members, with a wide margin. Later, it counts as new.
+ * Also how long a member's announcement waits for a majority to join it; later, it was a stray.
  */
 const OWED_MS = 1_000;
 
 /**
  * The members' announcements as the quorum's: a release (or acquisition) is the lock's once a majority of
- * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
+ * members announced one, within OWED_MS, not yet counted in an earlier one of the lock's. One member's alone is none of the
  * lock's (a round's take of a minority undone, a stray hold), and would wake a wait to no purpose: a round
  * taking a free member beside a majority holder, then undoing it, would wake itself again and again.
  * A member's copy that comes after the majority's is not counted again. Covered once a majority listens.
@@ -367,14 +368,19 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           settled = true;
           resolve(listening);
         };
-        // Per member, its announcements not yet part of one of the lock's, and those of the lock's it has not
+        // Per member, when it made its announcements of the last OWED_MS not yet part of one of the lock's (an
+        // older one no majority joined was a minority's: a stray), and those of the lock's it has not
         // announced yet (`owed`, oldest first, each for OWED_MS). A member's own announcements come in order,
         // so its next one within that time either is an owed copy, late (counted once already: a duplicate
         // "acquired" after a release would cancel the release's wake-up), or shows it missed those owed before
         // it (restarted without the hold): it must not stay behind the others for good, nor, past that time
         // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
         // a copy of one it missed.
-        const heard = all.map(() => ({ released: 0, acquired: 0, owed: [] as Owed[] }));
+        const heard = all.map(() => ({
+          released: [] as number[],
+          acquired: [] as number[],
+          owed: [] as Owed[],
+        }));
         const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
@@ -385,17 +391,18 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
           const now = monotonicNow();
+          for (const each of heard) each[event] = each[event].filter((at) => at > now - OWED_MS);
           const owed = counts.owed.filter((debt) => debt.until > now);
           const late = owed.findIndex((debt) => debt.event === event); // -1: it missed every one it owed
           counts.owed = late >= 0 ? owed.slice(late + 1) : [];
           // Counted, it would make a majority with others' uncounted ones: new, not a copy of an owed one.
-          const others = heard.filter((each) => each !== counts && each[event] > 0).length;
+          const others = heard.filter((each) => each !== counts && each[event].length > 0).length;
           if (late >= 0 && others + 1 < majority) return;
-          counts[event] += 1;
-          if (heard.filter((each) => each[event] > 0).length < majority) return;
+          counts[event].push(now);
+          if (heard.filter((each) => each[event].length > 0).length < majority) return;
           for (const each of heard) {
-            if (each[event] > 0) each[event] -= 1;
-            else if (each.owed.push({ event, until: now + OWED_MS }) > 8) each.owed.shift();
+            if (each[event].shift() === undefined && each.owed.push({ event, until: now + OWED_MS }) > 8)
+              each.owed.shift();
           }
           onEvent(event);
         };
