@@ -13,7 +13,8 @@ import { RECENT, TRIES } from "../scripts/tries";
 // (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
-// was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
+// was freed, and undone ones that took nothing (a copy its client gave up on may still arrive); and the fair
+// waiters that left the line, by their id in line, whose tries' late copies must neither queue nor take.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -78,7 +79,8 @@ export const takePermit = /* @__PURE__ */ defineScript(
   TRIES,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
-if tried(redis.call("HGET", receipts, "x") or "", ARGV[2]) then
+local gone = redis.call("HGET", receipts, "x") or ""
+if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
   return {0, 0, 0, 0}
 end
 local first, last = permits(tonumber(ARGV[10]))
@@ -225,7 +227,7 @@ if not held then
   if not matching then
     remember(id .. "!", ARGV[9])
   end
-  if matching and ARGV[6] == "" then
+  if matching then
     bury(id .. "!")
     keep(receipts, 30000)
   end

@@ -1,0 +1,46 @@
+// A fair waiter that gave up leaves the line. Review helper-58 (2026-12-04): the first copy of one of its
+// tries, re-sent by its client and landing after it left, put it back in line (the holder's release then
+// handed the lock to nobody for a grant, and the next caller was refused) or, the permit being free by then,
+// took it for nobody for a lease (5/5 each).
+import { describe, expect, it } from "vitest";
+import { FairLock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
+import { uniqueId } from "../support/redis";
+import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+import { pause } from "./support/time";
+
+const wire = useWire(sharedEndpoint);
+const LATE_MS = 1_500; // the first copy's delay; the waiter gives up after 800 ms
+
+const kinds = [
+  ["FairLock", (id: string, redis: never) => new FairLock({ id, redis, lease: 10_000 })],
+  [
+    "fair Semaphore",
+    (id: string, redis: never) => new Semaphore({ id, redis, lease: 10_000, limit: 1, fair: true }),
+  ],
+] as const;
+
+describe.each(kinds)("%s: a late first copy of a waiter's try, after the waiter left", (_name, make) => {
+  it.each(["before", "after"] as const)(
+    "the holder released %s it landed: the next caller takes the lock, nothing is queued",
+    async (when) => {
+      const { passThrough, direct } = wire();
+      const resending = clientFor({ url: passThrough.url, token: sharedEndpoint().token });
+      const id = uniqueId("left-the-line");
+      const holder = await make(id, direct as never).acquireOrThrow();
+      const waiter = make(id, resending as never);
+      await (await make(uniqueId("left-the-line-warm"), resending as never).acquireOrThrow()).release();
+      passThrough.faults.ghostNext(1, LATE_MS); // cut at once, re-sent (refused: queued), forwarded late
+      const sentAt = performance.now();
+      expect(await waiter.acquire({ timeout: 800 })).toBeFalsy();
+      await waiter.pending; // it left the line
+      if (when === "before") expect(await holder.release()).toBe(true);
+      await pause(sentAt + LATE_MS + 300 - performance.now()); // the first copy landed
+      if (when === "after") expect(await holder.release()).toBe(true);
+      expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
+      const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
+      expect(next).toBeTruthy();
+      await (typeof next === "object" ? next : undefined)?.release();
+    },
+  );
+});
