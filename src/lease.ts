@@ -142,6 +142,9 @@ export class Lease implements AsyncDisposable {
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
   async release(): Promise<boolean> {
+    // Past the deadline (a stall kept its timer from running), the loss is reported before the release ends
+    // the lease: another owner may have held the expired key meanwhile.
+    this.#checkDeadline();
     // A second call while one is in flight: false once that one answers (only one deleted the key), or its
     // error: Redis has not answered either.
     if (this.#releasing) return this.#releasing.then(() => false);

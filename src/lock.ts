@@ -106,7 +106,7 @@ export class Lock implements AsyncDisposable {
 
   /** The current lease's fencing token (with `fencing`); undefined when not holding or without fencing. */
   get fencingToken(): number | undefined {
-    return this.#lease?.active ? this.#lease.fencingToken : undefined;
+    return this.#lease?.remainingMs ? this.#lease.fencingToken : undefined; // reading it checks the deadline
   }
 
   /**

@@ -15,7 +15,7 @@ const RECEIPT = `local function receipted(id)
   return answered(redis.call("GET", KEYS[2]), id)
 end
 local function receipt(id)
-  redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", math.max(30000, tonumber(ARGV[4])))
+  redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", math.max(30000, tonumber(ARGV[4]) or 0))
 end
 `;
 // A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order

@@ -159,10 +159,10 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   const keys = lockKeys(id);
   const take = (token: string, nonce: string) => run(takeLock, keys.taking, [token, rid(nonce), LEASE_MS]);
   const release = (token: string, callId: string) =>
-    run(releaseLock, keys.releasing, [token, rid(callId), "0"]);
+    run(releaseLock, keys.releasing, [token, rid(callId), "0", LEASE_MS]);
   const undo = (token: string, nonce: string) => run(releaseLock, keys.releasing, [token, rid(nonce), "1"]);
   const extend = (token: string, callId: string, ms: number) =>
-    run(extendLock, keys.extending, [token, rid(callId), ms]);
+    run(extendLock, keys.extending, [token, rid(callId), ms, LEASE_MS]);
   const renew = (token: string, lease: number) => run(renewLock, keys.renewing, [token, lease]);
   const status = (token: string) => renew(token, 0);
   // What the key holds, read without the status check's confirming.
@@ -463,7 +463,7 @@ function permitRequests(run: Run, base: string, keys: string[]) {
   };
   /** The release script with the receipt `id` as given (a waiter's name, when it leaves). */
   const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
-    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now(), 0]);
+    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now(), 0, LEASE_MS]);
   const release = (token: string, name: string, options: { matching?: boolean } = {}) =>
     releaseAs(token, rid(name), options);
   return {
@@ -475,7 +475,7 @@ function permitRequests(run: Run, base: string, keys: string[]) {
     /** `store.leave`: the waiter leaves the line, and frees a permit a release handed it (listed by its id). */
     leave: (token: string) => releaseAs(token, `m-${token}`, { matching: true, leaving: member(token) }),
     extend: (token: string, callId: string, ms: number, permit = 0) =>
-      run(extendPermit, keys, [token, rid(callId), ms, permit]),
+      run(extendPermit, keys, [token, rid(callId), ms, permit, LEASE_MS]),
     renew: (token: string, lease: number, permit = 0) => run(renewPermit, keys, [token, lease, permit]),
     status: (token: string, permit = 0) => run(renewPermit, keys, [token, 0, permit]),
   };

@@ -94,3 +94,46 @@ describe("a lock broken by another client is reported lost at the next renewal",
     expect(unhandled()).toEqual([]);
   });
 });
+
+// Review helper-61 (2026-12-04): a stall of the event loop past the lease, then the release (the end of
+// runExclusive's work, or a plain release()), ended the lease before its deadline timer could run: the loss
+// was never reported, though another owner could have taken the expired key meanwhile (12/12).
+describe("a stall past the lease, then the release: the loss is reported first", () => {
+  /** Blocks the event loop, as a long synchronous computation does: no timer runs meanwhile. */
+  const stall = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end) {}
+  };
+
+  it.each([
+    ["runExclusive, auto-extended", { autoExtend: true }],
+    ["runExclusive", {}],
+  ])("%s: onLost and the work's signal say 'expired'", async (_name, options) => {
+    const onLost = vi.fn();
+    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 400, onLost, ...options });
+    let seen: AbortSignal | undefined;
+    expect(
+      await lock.runExclusive((signal) => {
+        seen = signal;
+        stall(1_000);
+        return "done";
+      }),
+    ).toBe("done");
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(onLost.mock.calls[0]?.[0]).toMatchObject({ reason: "expired" });
+    expect(seen?.reason).toMatchObject({ reason: "expired" });
+  });
+
+  it("release() after acquireOrThrow(): onLost says 'expired', and the release answers false", async () => {
+    const onLost = vi.fn();
+    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 400, onLost, fencing: true });
+    await lock.acquireOrThrow();
+    expect(lock.fencingToken).toEqual(expect.any(Number));
+    stall(1_000);
+    expect(lock.fencingToken).toBeUndefined(); // not holding: its lease ran out
+    expect(await lock.release()).toBe(false);
+    expect(onLost).toHaveBeenCalledTimes(1);
+    expect(onLost.mock.calls[0]?.[0]).toMatchObject({ reason: "expired" });
+    expect(unhandled()).toEqual([]);
+  });
+});
