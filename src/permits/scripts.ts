@@ -156,7 +156,11 @@ if ARGV[11] == "count" then
 elseif ARGV[11] == "clock" then
   local clock = redis.call("TIME")
   fence = math.max(tonumber(redis.call("GET", KEYS[4]) or "0") + 1, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
-  redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
+  if redis.call("PTTL", KEYS[4]) == -1 then
+    redis.call("SET", KEYS[4], string.format("%.0f", fence))
+  else
+    redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
+  end
 end
 return {1, slot - 5, fence}
 `,

@@ -73,6 +73,8 @@ return {1, fence}
 /**
  * {@link takeLock}, with a fencing token never below Redis's clock in µs, max(previous + 1, server time), so
  * tokens keep increasing if the counter was lost (a restart without persistence). Returns {1, fencing token}.
+ * A counter that never expires (counted fencing made it so) is left so: expired, a counted acquisition
+ * would start again from 1.
  * ARGV[4]  fencing counter lifetime, ms
  */
 export const takeLockClockFence = /* @__PURE__ */ defineScript(
@@ -81,7 +83,11 @@ export const takeLockClockFence = /* @__PURE__ */ defineScript(
   TAKE,
   `local clock = redis.call("TIME")
 local fence = math.max(tonumber(redis.call("GET", KEYS[3]) or "0") + 1, tonumber(clock[1]) * 1000000 + tonumber(clock[2]))
-redis.call("SET", KEYS[3], string.format("%.0f", fence), "PX", ARGV[4])
+if redis.call("PTTL", KEYS[3]) == -1 then
+  redis.call("SET", KEYS[3], string.format("%.0f", fence))
+else
+  redis.call("SET", KEYS[3], string.format("%.0f", fence), "PX", ARGV[4])
+end
 return {1, fence}
 `,
 );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hashSlot } from "../../src/hash-slot";
-import { Lock } from "../../src/index";
+import { Lock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
 import { newRedis, uniqueId } from "../support/redis";
 
@@ -113,5 +113,29 @@ describe("fencing tokens", () => {
     // The old holder wakes up and writes with its stale token: refused.
     expect(store.write("report", "stale", oldToken)).toBe(false);
     expect(store.read("report")).toBe("new");
+  });
+});
+
+// Review helper-61 (2026-12-04): a clock-floor acquisition gave the counter that counted fencing had made
+// permanent an expiry (lease + 1 h); once it expired, the next counted acquisition issued 1 (4/4).
+describe("processes that fence the same id counted and with a clock floor", () => {
+  it.each([
+    ["Lock", (id: string, fencing: object) => new Lock({ id, redis: newRedis(), fencing })],
+    [
+      "Semaphore",
+      (id: string, fencing: object) => new Semaphore({ id, redis: newRedis(), limit: 2, fencing }),
+    ],
+  ])("%s: the counter stays permanent, and tokens keep increasing", async (_name, make) => {
+    const id = uniqueId("fence-switch");
+    const fence = companionKey(id, ":fence");
+    const tokens: number[] = [];
+    for (const clockFloor of [false, true, false]) {
+      const lease = await make(id, { clockFloor }).acquireOrThrow();
+      tokens.push(lease.fencingToken as number);
+      await lease.release();
+      expect(await newRedis().pttl(fence)).toBe(-1);
+    }
+    expect(tokens[1]).toBeGreaterThan(tokens[0] as number);
+    expect(tokens[2]).toBeGreaterThan(tokens[1] as number);
   });
 });
