@@ -173,10 +173,15 @@ export async function acquire({
       turnTaken ||= !local;
       const holdsTurn = erring && turn && !local;
       if (holdsTurn) erring.since = sentAt;
-      const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket);
+      const result = local
+        ? turnEnds
+          ? HELD_HERE
+          : HELD_RELEASING
+        : await send(ticket).finally(() => {
+            if (holdsTurn && erring.since === sentAt) erring.since = undefined; // also when aborted
+          });
       const now = monotonicNow();
       if (holdsTurn) {
-        erring.since = undefined;
         const failed =
           "acquired" in result
             ? !result.acquired && result.reason === "redis-error"

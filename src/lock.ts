@@ -66,7 +66,7 @@ export class Lock implements AsyncDisposable {
       if (turn || claiming || !lease.active || lease !== this.#lease) return;
       if (!this.#turn) {
         turn = this.#newTurn();
-        this.#erring.error = undefined; // the turn is a holder's
+        this.#erring.error = this.#erring.since = undefined; // the turn is a holder's
         return;
       }
       claiming = true;
@@ -234,7 +234,7 @@ export class Lock implements AsyncDisposable {
       const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
       if (!outcome.acquired) return outcome;
-      this.#erring.error = undefined;
+      this.#erring.error = this.#erring.since = undefined;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
       this.#chosen = plan.uuid;

@@ -175,6 +175,26 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(await lock.release()).toBe(true);
   });
 
+  // Review helper-60 (2026-12-04): an aborted turn-holder's try left its send time as the instance's
+  // "unanswered since", and a later caller waiting for a lease here was told Redis had not answered (5/5).
+  it("a turn-holder's try aborted in flight leaves no silence behind for later callers", async () => {
+    const id = uniqueId("unreachable-aborted");
+    const uuid = crypto.randomUUID();
+    expect(await new Lock({ id, redis: wire().direct, lease: LEASE_MS }).acquire({ uuid })).toBe(true);
+    const lock = new Lock({ id, redis: wire().faulty, uuid, lease: LEASE_MS });
+    wire().passThrough.faults.delayNext(1, 800);
+    const signal = AbortSignal.timeout(100);
+    await expect(lock.acquire({ uuid: crypto.randomUUID(), signal })).rejects.toMatchObject({
+      name: "TimeoutError",
+    });
+    await pause(1_000); // the delayed try was answered ("held")
+    expect(await lock.getStatus()).toBe("ACQUIRED"); // the seeded lease holds here, and has the turn
+    const waited = await lock.acquireOrThrow({ retry: { attempts: 2, delay: 50 } }).catch((error) => error);
+    expect(waited.message).toContain("another caller of this instance held it or was acquiring it");
+    expect(waited.cause).toBeUndefined();
+    expect(await lock.release()).toBe(true);
+  });
+
   it("a caller that waited for a holder here, after one of its tries failed, is told the lock was held", async () => {
     const lock = new Lock({ id: uniqueId("unreachable-blip"), redis: wire().faulty, lease: LEASE_MS });
     wire().passThrough.faults.refuse(2); // the first try, and the client's re-send of it
