@@ -329,6 +329,13 @@ function quorumStore(
   };
 }
 
+/** One member's announcements not yet counted in one of the lock's (when each came), and those it owes. */
+interface Uncounted {
+  released: number[];
+  acquired: number[];
+  owed: Owed[];
+}
+
 /** An announcement of the lock's a member has not made yet, and until when its copy is taken for late. */
 interface Owed {
   readonly event: FeedEvent;
@@ -338,13 +345,13 @@ interface Owed {
 /**
  * How long a member's copy of an announcement may come after the majority's and still be taken for a copy,
  * in ms: the spread of one round's requests over the members, with a wide margin. Later, it counts as new.
- * Also how long a member's announcement waits for a majority to join it; later, it was a stray.
+ * Also how recent other members' uncounted announcements must be to make such a copy new (older: strays).
  */
 const OWED_MS = 1_000;
 
 /**
  * The members' announcements as the quorum's: a release (or acquisition) is the lock's once a majority of
- * members announced one, within OWED_MS, not yet counted in an earlier one of the lock's. One member's alone is none of the
+ * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
  * lock's (a round's take of a minority undone, a stray hold), and would wake a wait to no purpose: a round
  * taking a free member beside a majority holder, then undoing it, would wake itself again and again.
  * A member's copy that comes after the majority's is not counted again. Covered once a majority listens.
@@ -368,20 +375,15 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           settled = true;
           resolve(listening);
         };
-        // Per member, when it made its announcements of the last OWED_MS not yet part of one of the lock's (an
-        // older one no majority joined was a minority's: a stray), and those of the lock's it has not
-        // announced yet (`owed`, oldest first, each for OWED_MS). A member's own announcements come in order,
+        // Per member, when it made its announcements not yet part of one of the lock's, and those of the lock's
+        // it has not announced yet (`owed`, oldest first, each for OWED_MS). A member's own announcements come in order,
         // so its next one within that time either is an owed copy, late (counted once already: a duplicate
         // "acquired" after a release would cancel the release's wake-up), or shows it missed those owed before
         // it (restarted without the hold): it must not stay behind the others for good, nor, past that time
         // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
         // a copy of one it missed.
-        const heard = all.map(() => ({
-          released: [] as number[],
-          acquired: [] as number[],
-          owed: [] as Owed[],
-        }));
-        const hear = (counts: (typeof heard)[number]) => (event: FeedEvent) => {
+        const heard: Uncounted[] = all.map(() => ({ released: [], acquired: [], owed: [] }));
+        const hear = (counts: Uncounted) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
           if (event === "ended") {
@@ -391,12 +393,14 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
           const now = monotonicNow();
-          for (const each of heard) each[event] = each[event].filter((at) => at > now - OWED_MS);
           const owed = counts.owed.filter((debt) => debt.until > now);
           const late = owed.findIndex((debt) => debt.event === event); // -1: it missed every one it owed
           counts.owed = late >= 0 ? owed.slice(late + 1) : [];
-          // Counted, it would make a majority with others' uncounted ones: new, not a copy of an owed one.
-          const others = heard.filter((each) => each !== counts && each[event].length > 0).length;
+          // Counted, it would make a majority with others' recent uncounted ones: new, not a copy of an owed
+          // one. (Older ones were a minority's, strays; they still count towards a majority, as a slow copy.)
+          const recent = (each: Uncounted) =>
+            (each[event].at(-1) ?? Number.NEGATIVE_INFINITY) > now - OWED_MS;
+          const others = heard.filter((each) => each !== counts && recent(each)).length;
           if (late >= 0 && others + 1 < majority) return;
           counts[event].push(now);
           if (heard.filter((each) => each[event].length > 0).length < majority) return;

@@ -168,3 +168,18 @@ describe("quorum with wake-ups: a stray announcement of one member, long before"
     await expectWoken(waiting, releasedAt);
   }, 60_000);
 });
+
+describe("quorum with wake-ups: one release whose copies reach two members 1.2 s apart", () => {
+  // Review helper-60 (2026-12-04): uncounted announcements were forgotten after a second, so member 0's copy
+  // was gone when member 1's slow one came: no majority, and the covered waiter slept to its safety poll.
+  it("makes a majority still: the release wakes a covered waiter", async () => {
+    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-spread");
+    const [a, b] = raw;
+    await deleteHolds(); // member 2 held nothing to release: it announces nothing
+    await a.publish(channel, "released");
+    await pause(1_200);
+    const releasedAt = performance.now();
+    await b.publish(channel, "released");
+    await expectWoken(waiting, releasedAt);
+  }, 60_000);
+});
