@@ -30,6 +30,8 @@ export class SubscribedWaiter implements Waiter {
   #freed = 0; // releases heard since the last try
   #asked = 0; // subscriptions asked for: only the newest one's events and answer count
   #breaks = 0; // subscriptions of this wait that broke once active
+  #quickBreaks = 0; // of those, after the first, the ones too young to have paid for themselves
+  #askAfter = Number.POSITIVE_INFINITY; // after a quick break: when a subscription may be asked for again
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -140,9 +142,9 @@ export class SubscribedWaiter implements Waiter {
    * ms: it costs itself, the next poll (for moments before it was active), its safety polls and the try
    * after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
    */
-  #pays({ tries, spent }: Step, span: number): boolean {
+  #pays({ tries, spent, now }: Step, span: number): boolean {
     const left = this.plan.attempts - spent;
-    if (!this.#events || !this.#mayAsk || left < 2) return false;
+    if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < 2) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
     return span > 0 && this.#polls(tries, span, left) >= 3 + this.#safetyPolls(tries, span);
   }
@@ -181,6 +183,7 @@ export class SubscribedWaiter implements Waiter {
 
   #subscribe(): void {
     this.#mayAsk = false;
+    this.#askAfter = Number.POSITIVE_INFINITY;
     const asked = ++this.#asked;
     void this.#events
       ?.listen((event) => asked === this.#asked && this.#heard(event), this.#setup.signal)
@@ -198,10 +201,14 @@ export class SubscribedWaiter implements Waiter {
       const broken = this.#listening; // broke: announcements meanwhile are lost; retry soon, uncovered
       this.#listening = undefined;
       this.#asked += 1; // its answer, if still to come, is a dead subscription's
-      // Again after a first break, or one that lived to save the two commands a new one costs (itself, the
-      // "soon" try): a stream that keeps breaking would bill more than polling. One unconfirmed failed.
-      const paid = broken !== undefined && monotonicNow() - broken.since >= 2 * this.plan.backoff.delay;
-      this.#mayAsk = broken !== undefined && (this.#breaks++ === 0 || paid);
+      // Again at once after a first break, or one that lived to save the two commands a new one costs (itself,
+      // the "soon" try); after a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps
+      // breaking would bill more than polling. One that broke unconfirmed failed: this wait polls on.
+      const now = monotonicNow();
+      const paid = broken !== undefined && now - broken.since >= 2 * this.plan.backoff.delay;
+      const again = broken !== undefined && (this.#breaks++ === 0 || paid);
+      this.#mayAsk = again;
+      if (broken && !again) this.#askAfter = now + this.plan.backoff.maxDelay * 2 ** this.#quickBreaks++;
       broken?.stop();
     }
     const meaning = event === "ended" ? "soon" : this.meaning(event);

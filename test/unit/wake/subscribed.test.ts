@@ -49,3 +49,38 @@ describe("a shared subscription that breaks just after a wait joined it", () => 
     waiter.close();
   });
 });
+
+// Review helper-60 (2026-12-04): after a second break of a young subscription, the wait never subscribed
+// again, however long it went on (edb3e80 had stopped re-subscribing to bound the bill of a flapping stream).
+describe("a subscription that breaks young, twice", () => {
+  it("is asked for again once retry.maxDelay has passed, not before", async () => {
+    const opened: ChannelListener[] = [];
+    const hub = channelHub(async (_channel, listener) => {
+      opened.push(listener);
+      return () => {};
+    });
+    const waiter = new SubscribedWaiter(hub.lockEvents("young-breaks"), plan);
+    const refusedAt = (now: number) => {
+      waiter.trying(false);
+      waiter.answered({ kind: "held", pttl: 60_000 });
+      const step = { kind: "held", now, planned: now + 100, cap: now + 60_000, tries: 3, spent: 3 } as const;
+      waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+    };
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    refusedAt(performance.now());
+    await settle();
+    expect(opened).toHaveLength(1);
+    opened[0]?.ended(); // the first break: asked for again at the next refusal
+    refusedAt(performance.now());
+    await settle();
+    expect(opened).toHaveLength(2);
+    opened[1]?.ended(); // young again: not before maxDelay
+    refusedAt(performance.now());
+    await settle();
+    expect(opened).toHaveLength(2);
+    refusedAt(performance.now() + plan.backoff.maxDelay + 1);
+    await settle();
+    expect(opened).toHaveLength(3);
+    waiter.close();
+  });
+});
