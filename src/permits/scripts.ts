@@ -13,8 +13,9 @@ import { RECENT, TRIES } from "../scripts/tries";
 // (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
-// was freed, and undone ones that took nothing (a copy its client gave up on may still arrive); and the fair
-// waiters that left the line, by their id in line, whose tries' late copies must neither queue nor take.
+// was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
+// A fair waiter that left the line (or made its last try) keeps its deadline until swept: a try of a waiter
+// with a deadline and no place (a late copy its client re-sent) neither queues nor takes.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -79,8 +80,8 @@ export const takePermit = /* @__PURE__ */ defineScript(
   TRIES,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
-local gone = redis.call("HGET", receipts, "x") or ""
-if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
+local left = fair and redis.call("ZSCORE", deadlines, member) and not redis.call("ZSCORE", queue, member)
+if left or tried(redis.call("HGET", receipts, "x") or "", ARGV[2]) then
   return {0, 0, 0, 0}
 end
 local first, last = permits(tonumber(ARGV[10]))
@@ -111,7 +112,7 @@ end
 if not slot then
   local ahead, place = 0, 0
   if fair and ARGV[9] == "1" then
-    dequeue(member)
+    redis.call("ZREM", queue, member)
   elseif fair then
     place = redis.call("ZSCORE", queue, member)
     if not place then
@@ -198,7 +199,7 @@ export const releasePermit = /* @__PURE__ */ defineScript(
   REMEMBER,
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then
-  dequeue(ARGV[6])
+  redis.call("ZREM", queue, ARGV[6])
 end
 local ran = not matching and answered(redis.call("HGET", receipts, "r"), id)
 if ran then
@@ -231,7 +232,7 @@ if not held then
   if not matching then
     remember(id .. "!", ARGV[9])
   end
-  if matching then
+  if matching and ARGV[6] == "" then
     bury(id .. "!")
     keep(receipts, 30000)
   end
