@@ -402,10 +402,11 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
             (each[event].at(-1) ?? Number.NEGATIVE_INFINITY) > now - OWED_MS;
           const others = heard.filter((each) => each !== counts && recent(each)).length;
           if (late >= 0 && others + 1 < majority) return;
-          counts[event].push(now);
+          if (counts[event].push(now) > 8) counts[event].shift(); // strays, bounded
           if (heard.filter((each) => each[event].length > 0).length < majority) return;
           for (const each of heard) {
-            if (each[event].shift() === undefined && each.owed.push({ event, until: now + OWED_MS }) > 8)
+            // The newest: what made this majority; an older one (a stray) stays old, as `recent` reads it.
+            if (each[event].pop() === undefined && each.owed.push({ event, until: now + OWED_MS }) > 8)
               each.owed.shift();
           }
           onEvent(event);

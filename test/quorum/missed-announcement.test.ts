@@ -152,21 +152,32 @@ describe("quorum with wake-ups: a stray announcement of one member, long before"
   // Review helper-56 (2026-12-04): any other member's uncounted announcement made a late copy count as new,
   // a stray one of seconds before too (a minority take whose undo was lost): member 2's late "acquired"
   // counted again after the release, and its late "released" was absorbed. The waiter slept to its poll.
-  it("does not make a late copy count as new: the release still wakes a covered waiter", async () => {
-    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-stale-uncounted");
-    const [a, b, c] = raw;
-    await a.publish(channel, "acquired"); // the stray one, on member 0 alone
-    await pause(1_200);
-    await deleteHolds(); // the holder's hold gone unannounced (its lease ran out)
-    // Another owner's acquisition and release, reaching member 2 late.
-    await a.publish(channel, "acquired");
-    await b.publish(channel, "acquired");
-    await a.publish(channel, "released");
-    const releasedAt = performance.now();
-    await Promise.all([b.publish(channel, "released"), c.publish(channel, "acquired")]);
-    await c.publish(channel, "released");
-    await expectWoken(waiting, releasedAt);
-  }, 60_000);
+  // Review helper-62: counting a majority consumed each member's oldest uncounted one, the stray, so the
+  // real one stayed uncounted and recent; member 2's late copies, coming after the release's, did the rest.
+  it.each(["with", "after"])(
+    "does not make a late copy count as new (member 2's copies come %s the release's): the release still wakes a covered waiter",
+    async (order) => {
+      const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-stale-uncounted");
+      const [a, b, c] = raw;
+      await a.publish(channel, "acquired"); // the stray one, on member 0 alone
+      await pause(1_200);
+      await deleteHolds(); // the holder's hold gone unannounced (its lease ran out)
+      // Another owner's acquisition and release, reaching member 2 late.
+      await a.publish(channel, "acquired");
+      await b.publish(channel, "acquired");
+      await a.publish(channel, "released");
+      const releasedAt = performance.now();
+      if (order === "with")
+        await Promise.all([b.publish(channel, "released"), c.publish(channel, "acquired")]);
+      else {
+        await b.publish(channel, "released");
+        await c.publish(channel, "acquired");
+      }
+      await c.publish(channel, "released");
+      await expectWoken(waiting, releasedAt);
+    },
+    60_000,
+  );
 });
 
 describe("quorum with wake-ups: one release whose copies reach two members 1.2 s apart", () => {
