@@ -14,8 +14,11 @@ import { RECENT, TRIES } from "../scripts/tries";
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
-// A fair waiter that left the line (or made its last try) keeps its deadline until swept: a try of a waiter
-// with a deadline and no place (a late copy its client re-sent) neither queues nor takes.
+// A fair waiter that left the line (gave up, made its last try, or took a permit) keeps its deadline until
+// swept: a try of a waiter with a deadline and no place (a late copy its client re-sent) neither queues nor
+// takes, unless its token holds (a re-run of the try that took). A waiter a release handed a permit to is
+// out of both (it may still try, its grant expired); its id, buried with the permit's list when that is
+// released, refuses its tries' late copies.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -80,10 +83,11 @@ export const takePermit = /* @__PURE__ */ defineScript(
   TRIES,
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
-local left = fair and redis.call("ZSCORE", deadlines, member) and not redis.call("ZSCORE", queue, member)
-if left or tried(redis.call("HGET", receipts, "x") or "", ARGV[2]) then
+local gone = redis.call("HGET", receipts, "x") or ""
+if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
   return {0, 0, 0, 0}
 end
+local left = fair and redis.call("ZSCORE", deadlines, member) and not redis.call("ZSCORE", queue, member)
 local first, last = permits(tonumber(ARGV[10]))
 if fair then
   sweep(now)
@@ -104,6 +108,9 @@ for i = first, last do
       shortest = pttl
     end
   end
+end
+if left and not mine then
+  return {0, 0, 0, 0}
 end
 local slot = mine
 if not slot and free and (not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees) then
@@ -145,7 +152,7 @@ else
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
-  dequeue(member)
+  redis.call("ZREM", queue, member)
 end
 if slot ~= mine then
   announce("acquired")

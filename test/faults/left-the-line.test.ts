@@ -7,7 +7,7 @@ import { FairLock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
-import { pause } from "./support/time";
+import { pause, waitUntil } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
 const LATE_MS = 2_000; // the first copy's delay; the waiter's wait ends well before
@@ -58,3 +58,41 @@ describe.each(kinds)("%s: a late first copy of a waiter's try, after the waiter 
     20_000,
   );
 });
+
+// Review helper-62 (2026-12-04): a waiter that got the lock (handed it by a release, or by its own try) and
+// released it was out of the line and its deadlines alike, so its tries' late copies took the lock for nobody.
+describe.each(kinds)(
+  "%s: a late first copy of a waiter's try, after the waiter held and released",
+  (name, make) => {
+    it.each([
+      "handed the lock by the holder's release",
+      "took the lock with a try (the holder's key gone unannounced)",
+    ])(
+      "%s: the next caller takes it, nothing is queued",
+      async (how) => {
+        const { passThrough, direct } = wire();
+        const resending = clientFor({ url: passThrough.url, token: sharedEndpoint().token });
+        const id = uniqueId("held-then-late");
+        const holder = await make(id, direct as never).acquireOrThrow();
+        const waiter = make(id, resending as never);
+        await (await make(uniqueId("held-then-late-warm"), resending as never).acquireOrThrow()).release();
+        passThrough.faults.ghostNext(1, LATE_MS);
+        const sentAt = performance.now();
+        const pending = waiter.acquire({ timeout: 1_500, retry: { delay: 50 } });
+        await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+        if (how.startsWith("handed")) expect(await holder.release()).toBe(true);
+        else await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1"));
+        const got = await pending;
+        expect(got).toBeTruthy();
+        expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
+        await waiter.pending;
+        await pause(sentAt + LATE_MS + 300 - performance.now()); // the first copy landed
+        expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
+        const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
+        expect(next).toBeTruthy();
+        await (typeof next === "object" ? next : undefined)?.release();
+      },
+      20_000,
+    );
+  },
+);
