@@ -19,6 +19,34 @@ const kinds = [
     (id: string, redis: never) => new Semaphore({ id, redis, lease: 10_000, limit: 1, fair: true }),
   ],
 ] as const;
+type Make = (typeof kinds)[number][1];
+
+/**
+ * A holder holding, and a waiter on a client whose next request is cut at once (the client re-sends it:
+ * that copy queues the waiter) and forwarded LATE_MS later, its answer going nowhere.
+ */
+async function heldWithGhostedWaiter(make: Make) {
+  const { passThrough, direct } = wire();
+  const resending = clientFor({ url: passThrough.url, token: sharedEndpoint().token });
+  const id = uniqueId("left-the-line");
+  const holder = await make(id, direct as never).acquireOrThrow();
+  const waiter = make(id, resending as never);
+  await (await make(uniqueId("left-the-line-warm"), resending as never).acquireOrThrow()).release();
+  passThrough.faults.ghostNext(1, LATE_MS);
+  return { direct, id, holder, waiter, ghostLands: performance.now() + LATE_MS };
+}
+
+type Staged = Awaited<ReturnType<typeof heldWithGhostedWaiter>>;
+
+/** Once the late copy landed: nobody is in line, and the next caller takes the lock at its first try. */
+async function expectFreeAfterTheCopy(make: Make, staged: Staged) {
+  const { direct, id, ghostLands } = staged;
+  await pause(ghostLands + 300 - performance.now());
+  expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
+  const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
+  expect(next).toBeTruthy();
+  await (typeof next === "object" ? next : undefined)?.release();
+}
 
 // Review helper-60 (2026-12-04): a waiter whose last try ended its wait sent no leave, so nothing kept its
 // earlier tries' late copies out (4/4); and 30 other waiters leaving pushed a left one's id out of the
@@ -34,26 +62,19 @@ describe.each(kinds)("%s: a late first copy of a waiter's try, after the waiter 
   it.each(ways)(
     "it %s, the holder released %s it landed (%i others left): the next caller takes it, nothing queued",
     async (_how, when, others, options) => {
-      const { passThrough, direct } = wire();
-      const resending = clientFor({ url: passThrough.url, token: sharedEndpoint().token });
-      const id = uniqueId("left-the-line");
-      const holder = await make(id, direct as never).acquireOrThrow();
-      const waiter = make(id, resending as never);
-      await (await make(uniqueId("left-the-line-warm"), resending as never).acquireOrThrow()).release();
-      passThrough.faults.ghostNext(1, LATE_MS); // cut at once, re-sent (refused: queued), forwarded late
-      const sentAt = performance.now();
+      const staged = await heldWithGhostedWaiter(make);
+      const { direct, id, holder, waiter } = staged;
       expect(await waiter.acquire(options)).toBeFalsy();
       await waiter.pending; // it left the line
       const crowd = Array.from({ length: others }, () => make(id, direct as never));
       await Promise.all(crowd.map((each) => each.acquire({ timeout: 200 })));
       await Promise.all(crowd.map((each) => each.pending));
       if (when === "before") expect(await holder.release()).toBe(true);
-      await pause(sentAt + LATE_MS + 300 - performance.now()); // the first copy landed
-      if (when === "after") expect(await holder.release()).toBe(true);
-      expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
-      const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
-      expect(next).toBeTruthy();
-      await (typeof next === "object" ? next : undefined)?.release();
+      if (when === "after") {
+        await pause(staged.ghostLands + 300 - performance.now());
+        expect(await holder.release()).toBe(true);
+      }
+      await expectFreeAfterTheCopy(make, staged);
     },
     20_000,
   );
@@ -70,14 +91,8 @@ describe.each(kinds)(
     ])(
       "%s: the next caller takes it, nothing is queued",
       async (how) => {
-        const { passThrough, direct } = wire();
-        const resending = clientFor({ url: passThrough.url, token: sharedEndpoint().token });
-        const id = uniqueId("held-then-late");
-        const holder = await make(id, direct as never).acquireOrThrow();
-        const waiter = make(id, resending as never);
-        await (await make(uniqueId("held-then-late-warm"), resending as never).acquireOrThrow()).release();
-        passThrough.faults.ghostNext(1, LATE_MS);
-        const sentAt = performance.now();
+        const staged = await heldWithGhostedWaiter(make);
+        const { direct, id, holder, waiter } = staged;
         const pending = waiter.acquire({ timeout: 1_500, retry: { delay: 50 } });
         await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
         if (how.startsWith("handed")) expect(await holder.release()).toBe(true);
@@ -86,11 +101,7 @@ describe.each(kinds)(
         expect(got).toBeTruthy();
         expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
         await waiter.pending;
-        await pause(sentAt + LATE_MS + 300 - performance.now()); // the first copy landed
-        expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
-        const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
-        expect(next).toBeTruthy();
-        await (typeof next === "object" ? next : undefined)?.release();
+        await expectFreeAfterTheCopy(make, staged);
       },
       20_000,
     );
