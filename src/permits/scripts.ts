@@ -14,11 +14,11 @@ import { RECENT, TRIES } from "../scripts/tries";
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
-// A fair waiter that left the line (gave up, made its last try, or took a permit) keeps its deadline until
-// swept: a try of a waiter with a deadline and no place (a late copy its client re-sent) neither queues nor
-// takes, unless its token holds (a re-run of the try that took). A waiter a release handed a permit to is
-// out of both (it may still try, its grant expired); its id, buried with the permit's list when that is
-// released, refuses its tries' late copies.
+// A fair waiter that left the line (gave up, or made its last try) keeps its deadline until swept: a try of
+// a waiter with a deadline and no place (a late copy its client re-sent) neither queues nor takes, unless its
+// token holds. One that took a permit leaves both (a try's reply lost, its undo frees the permit and the
+// waiter tries on); one a release handed a permit leaves both too (it may still try, its grant run out):
+// its id, buried with the permit's list when that is released, refuses its tries' late copies.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -152,7 +152,7 @@ else
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
-  redis.call("ZREM", queue, member)
+  dequeue(member)
 end
 if slot ~= mine then
   announce("acquired")

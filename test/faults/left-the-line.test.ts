@@ -80,30 +80,44 @@ describe.each(kinds)("%s: a late first copy of a waiter's try, after the waiter 
   );
 });
 
-// Review helper-62 (2026-12-04): a waiter that got the lock (handed it by a release, or by its own try) and
-// released it was out of the line and its deadlines alike, so its tries' late copies took the lock for nobody.
+// Review helper-62 (2026-12-04): a waiter handed the lock by a release, which then released it, was out of
+// the line and its deadlines alike, so its tries' late copies took the lock for nobody. (One that took the
+// lock with its own try is not covered: docs/keys.md.)
 describe.each(kinds)(
-  "%s: a late first copy of a waiter's try, after the waiter held and released",
-  (name, make) => {
-    it.each([
-      "handed the lock by the holder's release",
-      "took the lock with a try (the holder's key gone unannounced)",
-    ])(
-      "%s: the next caller takes it, nothing is queued",
-      async (how) => {
-        const staged = await heldWithGhostedWaiter(make);
-        const { direct, id, holder, waiter } = staged;
-        const pending = waiter.acquire({ timeout: 1_500, retry: { delay: 50 } });
-        await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
-        if (how.startsWith("handed")) expect(await holder.release()).toBe(true);
-        else await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1"));
-        const got = await pending;
-        expect(got).toBeTruthy();
-        expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
-        await waiter.pending;
-        await expectFreeAfterTheCopy(make, staged);
-      },
-      20_000,
-    );
+  "%s: a late first copy of a waiter's try, after the waiter was handed the lock",
+  (_name, make) => {
+    it("and released it: the next caller takes it, nothing is queued", async () => {
+      const staged = await heldWithGhostedWaiter(make);
+      const { direct, id, holder, waiter } = staged;
+      const pending = waiter.acquire({ timeout: 1_500, retry: { delay: 50 } });
+      await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+      expect(await holder.release()).toBe(true); // handed to the waiter
+      const got = await pending;
+      expect(got).toBeTruthy();
+      expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
+      await waiter.pending;
+      await expectFreeAfterTheCopy(make, staged);
+    }, 20_000);
   },
 );
+
+// Review helper-63 (2026-12-04): a first fix kept the deadline of a waiter whose try took a permit, so when
+// that try's reply was lost (its undo freed the lock) and the waiter tried on, every later try was refused
+// as a late copy: the free lock stayed out of reach, tried every few ms (10/10).
+describe.each(kinds)("%s: a waiter whose try took the free lock, its reply lost", (name, make) => {
+  it("tries on and gets it", async () => {
+    const { passThrough, faulty, direct } = wire();
+    const id = uniqueId("left-the-line-lost-reply");
+    await (await make(uniqueId("left-the-line-warm"), faulty as never).acquireOrThrow()).release();
+    await make(id, direct as never).acquireOrThrow();
+    const waiter = make(id, faulty as never);
+    // Within its entry's time (retry.maxDelay + 2 s = 2.5 s), which the first fix refused it for.
+    const pending = waiter.acquire({ timeout: 2_000, retry: { delay: 50 } });
+    await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+    passThrough.faults.dropReplies(2); // its next try and the client's re-sent copy both run; no answer
+    await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1")); // the holder's key gone
+    const got = await pending;
+    expect(got).toBeTruthy();
+    expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
+  });
+});
