@@ -23,6 +23,7 @@ export type Outcome =
       readonly pttl: number; // the lease Redis set, in ms, as of `sentAt`: the plan's, or a shorter grant
       readonly fencingToken: number | undefined;
       readonly permit: number;
+      readonly hold: string; // the id naming the hold on Redis (the winning try's, or a grant's waiter's)
     }
   | {
       readonly acquired: false;
@@ -192,8 +193,8 @@ export async function acquire({
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
         if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
-        const { fencingToken, permit } = result;
-        return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit };
+        const { fencingToken, permit, hold } = result;
+        return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold };
       }
       if (!local) replied = Math.min(replied, now - sentAt);
       last = result.kind === "error" ? result.error : result;

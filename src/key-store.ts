@@ -1,4 +1,3 @@
-import { newCallId } from "./ids";
 import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "./keys";
 import {
   extendLock,
@@ -9,6 +8,7 @@ import {
   takeLockCountedFence,
 } from "./scripts/lock";
 import {
+  anyHold,
   type LockStore,
   observation,
   runScript,
@@ -39,20 +39,21 @@ export function keyStore(target: StoreTarget): LockStore {
         fencing ? fenced : taking,
         args,
       );
-      if (taken === 1) return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1 };
+      if (taken === 1)
+        return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1, hold: nonce };
       return { kind: "held", pttl: detail };
     },
     async undo(token, nonce) {
       await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
     },
-    async release(token, lease) {
-      // Each call gets its own id, so that its receipt answers only its own re-runs.
-      const args = [token, newCallId(), "0", lease];
+    async release(token, lease, _permit, { id, hold } = anyHold()) {
+      // Each call has its own id, so that its receipt answers only its own re-runs.
+      const args = [token, id, "0", lease, hold];
       const [released] = await runScript(target, "release", releaseLock, releasing, args);
       return released === 1;
     },
-    async extend(token, amount, lease) {
-      const args = [token, newCallId(), amount, lease];
+    async extend(token, amount, lease, _permit, { id, hold } = anyHold()) {
+      const args = [token, id, amount, lease, hold];
       return observation(await runScript(target, "extend", extendLock, releasing, args));
     },
     async renew(token, lease, _permit, confirm = true) {

@@ -1,8 +1,9 @@
 import { backgroundTimer, clockDriftAllowance, monotonicNow } from "./clock";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
+import { newCallId } from "./ids";
 import { TIMED_OUT, within } from "./race";
-import type { LockStore, Observation } from "./store";
+import type { HoldCall, LockStore, Observation } from "./store";
 import type { TokenLeases } from "./token-leases";
 import type { LockStatus } from "./types";
 import { check } from "./validate";
@@ -56,6 +57,8 @@ export interface Confirmation {
   /** Remaining lease in milliseconds (-1: the key has no expiry). */
   readonly pttl: number;
   readonly fencingToken: number | undefined;
+  /** The id naming the hold on Redis (the winning try's, or a grant's waiter's). */
+  readonly hold: string;
 }
 
 /** One hold of a lock or permit per acquisition: sharers never collide. Ends on release or loss, for good. */
@@ -63,6 +66,9 @@ export class Lease implements AsyncDisposable {
   readonly #c: LeaseContext;
   readonly #fencingToken: number | undefined;
   readonly #tookHere: boolean; // an acquisition here made it: its try's id, on the hold's list, confirms it
+  // The id naming its hold on Redis (`HoldCall`): "" for a token acquired elsewhere, whose release and
+  // extend act on any hold of it.
+  readonly #hold: string;
   #deadline = 0;
   #ended = false; // released (or releasing) or lost here: nothing of it runs again; `remainingMs` is 0
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
@@ -91,6 +97,7 @@ export class Lease implements AsyncDisposable {
     this.#c = context;
     this.#fencingToken = confirmed?.fencingToken;
     this.#tookHere = confirmed !== undefined;
+    this.#hold = confirmed?.hold ?? "";
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
     this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
@@ -192,12 +199,17 @@ export class Lease implements AsyncDisposable {
     // Answered, the turn passes in the same tick, before a same-token try waiting for the request itself goes
     // (even past the lease: one sent meanwhile could take the expired key again, and this request, landing
     // after it, would delete that hold).
-    const answered = store.release(token, lease, permit).then((released) => {
+    const answered = store.release(token, lease, permit, this.#call()).then((released) => {
       this.#handOver();
       return released;
     });
     tokens?.track("releasing", token, landed(answered, lease));
     return answered;
+  }
+
+  /** A new call on this lease's hold only: a late copy of it finds a newer hold of its token not its own. */
+  #call(): HoldCall {
+    return { id: newCallId(), hold: this.#hold };
   }
 
   /** Hands the instance's turn on after a release (`onEnd`, idempotent). */
@@ -219,7 +231,7 @@ export class Lease implements AsyncDisposable {
     // Ended here (released, or lost: its deadline passed, the turn went on) it extends nothing, though the key
     // may still hold the token a moment: extended then, it would be held for nobody.
     if (this.#gone || this.#ended) return false;
-    const request = store.extend(token, amt, lease, permit);
+    const request = store.extend(token, amt, lease, permit, this.#call());
     // A same-token try here waits for it as for a renewal: landing after that try took the key, it would head
     // the hold's list, which the try's undo (its caller gave up on it) could then not free.
     this.#c.tokens?.track("releasing", token, landed(request, lease));

@@ -5,7 +5,7 @@ import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRed
 import { QUORUM, type QuorumSpec } from "./options";
 import { TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
-import type { LockStore, Observation, Take, TakeRequest } from "./store";
+import type { HoldCall, LockStore, Observation, Take, TakeRequest } from "./store";
 import { describeValue } from "./validate";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
 import { SubscribedWaiter } from "./wake/subscribed";
@@ -121,13 +121,19 @@ function quorumStore(
    * released too; a take of the token follows these. With no take landing, members `free` says hold nothing
    * are left alone.
    */
-  const releaseEach = (token: string, lease: number, permit?: number, free = (_member: number) => false) => {
+  const releaseEach = (
+    token: string,
+    lease: number,
+    permit?: number,
+    free = (_member: number) => false,
+    call?: HoldCall,
+  ) => {
     const landing = takes.get(token);
     takes.delete(token);
     const requests = members.map((member, index) =>
       !landing && free(index)
         ? Promise.resolve(false)
-        : after(landing?.[index], () => member.release(token, lease, permit)),
+        : after(landing?.[index], () => member.release(token, lease, permit, call)),
     );
     remember(releases, token, requests);
     return requests;
@@ -261,7 +267,7 @@ function quorumStore(
         ),
       );
     });
-    if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1 };
+    if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1, hold: nonce };
     // (A majority that granted too late for its lease, the process stalled meanwhile, is none: next try.)
     outage("acquire", heard);
     const waits = heard.values.flatMap((take) =>
@@ -300,15 +306,17 @@ function quorumStore(
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));
     },
-    async release(token, lease, permit) {
-      const heard = await ask("release", lease, releaseEach(token, lease, permit), Boolean);
+    async release(token, lease, permit, call) {
+      const heard = await ask("release", lease, releaseEach(token, lease, permit, undefined, call), Boolean);
       if (heard.ayes >= majority) return true;
       outage("release", heard);
       return false;
     },
-    extend: (token, amount, lease, known) =>
+    extend: (token, amount, lease, known, call) =>
       onPermit(token, lease, known, (permit) =>
-        observe("extend", lease, token, permit, (member) => member.extend(token, amount, lease, permit)),
+        observe("extend", lease, token, permit, (member) =>
+          member.extend(token, amount, lease, permit, call),
+        ),
       ),
     renew: (token, lease, known, confirm) =>
       onPermit(token, lease, known, (permit) =>

@@ -1,4 +1,5 @@
 import { type InstanceFailure, type LockOperation, LockRedisError } from "./errors";
+import { newCallId } from "./ids";
 import type { AcquirePlan } from "./options";
 import type { RedisClient, ScriptArgument, ScriptRunner } from "./redis/client";
 import { isRefusal } from "./redis/failure";
@@ -35,6 +36,7 @@ export type Take =
       readonly kind: "acquired";
       readonly fencingToken: number | undefined;
       readonly permit: number; // semaphores: the 1-based permit taken (1 for a lock)
+      readonly hold: string; // the id naming this hold on its list (the try's): its release names it
     }
   | {
       readonly kind: "held";
@@ -53,6 +55,16 @@ export interface Observation {
 }
 
 /**
+ * A release's or extend's own id (its receipt), and `hold`: the id of the try (or fair hand-over) that gave
+ * the hold it acts on. It acts only on that hold, not on a newer hold of its token (its late copy ends
+ * nothing); "" (a token seeded elsewhere): on any hold of the token.
+ */
+export interface HoldCall {
+  readonly id: string;
+  readonly hold: string;
+}
+
+/**
  * A lock's or semaphore's Redis side: one Redis or a quorum. Operations take the lease (bounding a quorum
  * member's wait) and, once known, the permit (1 for a lock); all but `undo` reject (LockRedisError).
  */
@@ -68,9 +80,15 @@ export interface LockStore {
    * that did so was abandoned, unless an extend or release since changed the lock. Never rejects.
    */
   undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
-  release(token: string, lease: number, permit?: number): Promise<boolean>;
+  release(token: string, lease: number, permit?: number, call?: HoldCall): Promise<boolean>;
   /** Adds `amount` ms to the lease (0 only checks). */
-  extend(token: string, amount: number, lease: number, permit?: number): Promise<Observation>;
+  extend(
+    token: string,
+    amount: number,
+    lease: number,
+    permit?: number,
+    call?: HoldCall,
+  ): Promise<Observation>;
   /**
    * Makes at least `lease` ms remain, never less than is left. `confirm` (default true): as for `status`;
    * false for a hold a try of this process took (its id on the hold's list already does that job).
@@ -113,6 +131,9 @@ export async function runScript(
     throw new LockRedisError(target.lockId, operation, error, { refused: isRefusal(error), secret });
   }
 }
+
+/** A call naming no hold: it acts on any hold of its token. */
+export const anyHold = (): HoldCall => ({ id: newCallId(), hold: "" });
 
 /** Reads a `{held, pttl, permit?}` reply. */
 export function observation([held = 0, pttl = -2, permit]: number[]): Observation {

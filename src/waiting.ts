@@ -6,6 +6,7 @@ export interface Grant {
   readonly sentAt: number;
   readonly pttl: number;
   readonly permit: number;
+  readonly hold: string; // the waiter's id, naming the hold on its permit's list
 }
 
 /** Where an acquisition stands after a try that did not take the lock, as {@link Waiter.next} reads it. */

@@ -19,6 +19,7 @@ export class FairWaiter extends SubscribedWaiter {
   /** The line may hold an entry of this waiter, which it must leave when it stops waiting. */
   queued = false;
   readonly #standIn: number; // ms an entry, or a grant, outlives the waiter's last try
+  readonly #id: string; // names the hold a grant gives it, on the permit's list
   readonly #named: string; // grants name its id (no token): known at once, one may beat the reply
   readonly #leave: () => void;
   readonly #background: (work: Promise<unknown>) => void;
@@ -39,6 +40,7 @@ export class FairWaiter extends SubscribedWaiter {
     const id = newCallId();
     this.#standIn = Math.ceil(plan.backoff.maxDelay) + QUEUE_GRACE_MS;
     this.member = `${id}:${Math.min(plan.lease, this.#standIn)}:${token}`;
+    this.#id = id;
     this.#named = `granted:${id}:`;
     this.#leave = () => background(leave(this.member));
     this.#background = background;
@@ -93,6 +95,6 @@ export class FairWaiter extends SubscribedWaiter {
     if (refusedAt === undefined || at !== this.#place || !ms) return undefined;
     if (refusedAt + ms - clockDriftAllowance(ms) - monotonicNow() < ms / 2) return undefined;
     this.queued = false;
-    return { sentAt: refusedAt, pttl: ms, permit: permit || 1 };
+    return { sentAt: refusedAt, pttl: ms, permit: permit || 1, hold: this.#id };
   }
 }

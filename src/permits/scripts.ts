@@ -9,8 +9,9 @@ import { RECENT, TRIES } from "../scripts/tries";
 // waiter's entry is swept once past it; a late copy of an older try never moves it earlier (ZADD GT). k free
 // permits go to the first k in line.
 // The receipts hash says, per permit (field "1", "2", ...), who holds it: the tries that took or confirmed it
-// (`tries.ts`), the waiter a release handed it to (by its id), or an extend; field "r" the recent releases' ids
-// (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since. An undo
+// (`tries.ts`), or the waiter a release handed it to (by its id); field "r" the recent releases' ids
+// (newest first; as many as the permits, 32 to 256), so a re-run finds its own among others since, and
+// field "e<n>" permit n's last 32 extends. An undo
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
@@ -174,8 +175,8 @@ return {1, slot - 5, fence}
 `,
 );
 
-// remember(id, lease): field "r" lists the newest release and extend call ids (at least 32, one per permit
-// up to 256, and as many misses), so a re-run, or a late first copy its client re-sent, answers as the first
+// remember(id, lease): field "r" lists the newest release call ids (at least 32, one per permit up to 256),
+// and as many that found no permit of their token, releases and extends (marked `!`), so a re-run, or a late first copy its client re-sent, answers as the first
 // run did (`RECENT`); kept 30 s, or the lease if longer, as a request may take a lease to land.
 const REMEMBER = `local function remember(id, lease)
   redis.call("HSET", receipts, "r", recent(redis.call("HGET", receipts, "r"), math.min(math.max(32, #KEYS - 5), 256), id))
@@ -194,7 +195,8 @@ end
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any;
- *          ARGV[9] the lease, ms, of a release (how long its receipt lives, 30 s at least)
+ *          ARGV[9] the lease, ms, of a release (how long its receipt lives, 30 s at least); ARGV[10] the id
+ *          naming the hold: a release frees only that hold (`owns`), not a newer one of its token
  * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0; a
  *          re-run answers as the first run did, and frees nothing when that one found no permit.
  */
@@ -222,7 +224,7 @@ for i = 6, #KEYS do
   end
   local mine = value == token and not held and (only == 0 or i == 5 + only)
   if mine and not matching then
-    held = i
+    held = owns(redis.call("HGET", receipts, i - 5), ARGV[10]) and i or nil
   elseif mine then
     local listed = redis.call("HGET", receipts, i - 5)
     if listed and tried(listed, id) then
@@ -279,12 +281,13 @@ return 1
 );
 
 /**
- * Adds ms to the lease of a token's permit; its call id heads the permit's list and is kept in field "r"
- * with the releases (marked `!` when the token held no permit), so a re-run adds nothing: also once the
- * permit was released and the token holds one again (the release moves the permit's list to field "x").
- * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known;
- *          ARGV[5] the lease, ms (how long the receipt lives, 30 s at least)
- *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any
+ * Adds ms to the lease of a token's permit, if it is the hold the lease names (ARGV[6], `owns`); its call id
+ * is kept in the permit's field "e<n>" (the last 32 extends of it), or, when the token held no permit, in
+ * field "r" with the releases, marked `!`: a re-run adds nothing. The permit's list gains `*`, as the grant
+ * does in {@link extendLock}.
+ * ARGV[1]  token; ARGV[2] call id; ARGV[3] ms to add (0 adds nothing); ARGV[4] the permit held if known
+ *          (only it counts: on a quorum another permit of the token is another lease's), or 0: any;
+ *          ARGV[5] the lease, ms (how long the receipt lives, 30 s at least); ARGV[6] the id naming the hold
  * Returns  {1, pttl} when the token holds a permit after the call; {0, -2} when it holds none.
  */
 export const extendPermit = /* @__PURE__ */ defineScript(
@@ -295,21 +298,25 @@ export const extendPermit = /* @__PURE__ */ defineScript(
   REMEMBER,
   `local ran = answered(redis.call("HGET", receipts, "r"), ARGV[2])
 local at = ran ~= 0 and holding(ARGV[1], tonumber(ARGV[4]))
-if not at then
+local listed, extends = at and redis.call("HGET", receipts, at - 5), at and "e" .. (at - 5)
+ran = ran or (at and answered(redis.call("HGET", receipts, extends), ARGV[2]))
+if not at or not (ran or owns(listed, ARGV[6])) then
   if not ran then
     remember(ARGV[2] .. "!", ARGV[5])
   end
   return {0, -2}
 end
 local remaining = redis.call("PTTL", KEYS[at])
-if remaining == -1 or ran or tried(redis.call("HGET", receipts, at - 5) or "", ARGV[2]) then
+if remaining == -1 or ran then
   return {1, remaining}
 end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[at], target)
-redis.call("HSET", receipts, at - 5, buried(redis.call("HGET", receipts, at - 5), 31, ARGV[2]))
-remember(ARGV[2], ARGV[5])
-keep(receipts, math.max(target, 30000))
+if listed and not tried(listed, "*") then
+  redis.call("HSET", receipts, at - 5, listed .. " *")
+end
+redis.call("HSET", receipts, extends, recent(redis.call("HGET", receipts, extends), 32, ARGV[2]))
+keep(receipts, math.max(target, 30000, tonumber(ARGV[5]) or 0))
 return {1, target}
 `,
 );

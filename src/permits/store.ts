@@ -1,9 +1,9 @@
 import type { LockOperation } from "../errors";
-import { newCallId } from "../ids";
 import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "../keys";
 import type { ScriptArgument } from "../redis/client";
 import type { LuaScript } from "../scripts/script";
 import {
+  anyHold,
   type LockStore,
   observation,
   runScript,
@@ -34,10 +34,18 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
       runScript(target, operation, script, keys, args);
     const flag = fair ? "1" : "0";
-    const release = (token: string, id: string, matching: boolean, leaving = "", permit = 0, lease = 0) => {
-      const args = [token, id, matching ? "1" : "0", channelKey, flag, leaving, Date.now(), permit];
-      return run("release", releasePermit, lease ? [...args, lease] : args);
-    };
+    // A release's permit, lease and hold come last: an undo or a leave sends none (any permit).
+    const release = (token: string, id: string, matching: boolean, leaving = "", ...rest: ScriptArgument[]) =>
+      run("release", releasePermit, [
+        token,
+        id,
+        matching ? "1" : "0",
+        channelKey,
+        flag,
+        leaving,
+        Date.now(),
+        ...rest,
+      ]);
     // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
     // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`. Never rejects.
     const leave = async (member: string) => {
@@ -70,19 +78,19 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           lease + FENCE_COUNTER_LIFETIME_MS,
         ]);
         if (taken === 1)
-          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined };
+          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined, hold: nonce };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
       async undo(token, nonce) {
         await release(token, nonce, true).catch(() => undefined);
       },
-      async release(token, lease, permit) {
-        // Each call gets its own id, so that its receipt answers only its own re-runs.
-        const [released] = await release(token, newCallId(), false, "", permit, lease);
+      async release(token, lease, permit, { id, hold } = anyHold()) {
+        // Each call has its own id, so that its receipt answers only its own re-runs.
+        const [released] = await release(token, id, false, "", permit ?? 0, lease, hold);
         return released === 1;
       },
-      async extend(token, amount, lease, permit) {
-        const args = [token, newCallId(), amount, permit ?? 0, lease];
+      async extend(token, amount, lease, permit, { id, hold } = anyHold()) {
+        const args = [token, id, amount, permit ?? 0, lease, hold];
         return observation(await run("extend", extendPermit, args));
       },
       async renew(token, lease, permit, confirm = true) {

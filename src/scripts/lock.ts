@@ -18,7 +18,8 @@ local function receipt(id)
   redis.call("SET", KEYS[2], recent(redis.call("GET", KEYS[2]), 32, id), "PX", math.max(30000, tonumber(ARGV[4]) or 0))
 end
 `;
-// A held lease only grows: a late shorter try never shortens a newer hold. The grant lists tries in any order
+// A held lease only grows: a late shorter try never shortens a newer hold, and the grant lives as long as the
+// key (a late copy of a try restarts both: a grant gone while the key holds names no hold). The grant lists tries in any order
 // they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
 // While the lock is free the grant names the tries that must take nothing: a released hold's, and undone ones
@@ -31,9 +32,8 @@ if holder then
   if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
     redis.call("PEXPIRE", KEYS[1], ARGV[3])
   end
-  local listed = grant and confirmed(grant, ARGV[2])
-  if listed ~= grant then
-    redis.call("SET", KEYS[2], listed, "PX", math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3])))
+  if grant then
+    redis.call("SET", KEYS[2], confirmed(grant, ARGV[2]), "PX", math.max(redis.call("PTTL", KEYS[2]), tonumber(ARGV[3])))
   end
 elseif grant and tried(grant, ARGV[2]) then
   return {0, 0}
@@ -102,8 +102,10 @@ return {1, fence}
  * undo frees). The grant stays 30 s, naming tries to refuse. (While another token holds, an undone try that
  * had not arrived is named nowhere: that hold's list is its own, and a 0.2 holder has none; docs/keys.md.)
  * KEYS[2]  receipt key; KEYS[3] grant key
+ * A release deletes only the hold it names (ARGV[5], `owns`): its first copy, landing after its receipt
+ * was pushed out by 32 others and after its token took the lock again, ends nothing.
  * ARGV[2]  call id of this release, or the request id of the try to undo; ARGV[3] "1" for an undo;
- *          ARGV[4] the lease, ms (how long the receipt lives, 30 s at least)
+ *          ARGV[4] the lease, ms (how long the receipt lives, 30 s at least); ARGV[5] the id naming the hold
  * Returns  1 when this call (or an earlier run of it) deleted the lock, 0 otherwise.
  */
 export const releaseLock = /* @__PURE__ */ defineScript(
@@ -133,7 +135,7 @@ else
     return ran
   end
 end
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+if redis.call("GET", KEYS[1]) ~= ARGV[1] or not (undo or owns(grant, ARGV[5])) then
   if not undo then
     receipt(ARGV[2] .. "!")
   end
@@ -152,12 +154,13 @@ return 1
 );
 
 /**
- * Adds ms to the lease while this token holds; its call id heads the receipt, so a re-run adds nothing (and
- * one of a call that found the token not holding extends nothing, though it may hold again by then). It
- * heads the grant, the tries before it marked abandoned: whoever extends holds now, an earlier try's undo
- * must not free it, and the tries' late copies must still take nothing once the lock is free.
+ * Adds ms to the lease while this token holds the hold its lease names (ARGV[5], as in releaseLock); its call
+ * id heads the receipt, so a re-run adds nothing (and one of a call that found the token not holding extends
+ * nothing, though it may hold again by then). The grant gains `*`: whoever extends holds now, an earlier
+ * try's undo must not free it, and the tries' late copies must still take nothing once the lock is free.
  * KEYS[2]  receipt key; KEYS[3] grant key
- * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing); ARGV[4] the lease, ms (as in releaseLock)
+ * ARGV[2]  call id; ARGV[3] milliseconds to add (0 adds nothing); ARGV[4] the lease, ms (as in releaseLock);
+ *          ARGV[5] the id naming the hold (`owns`)
  * Returns  {1, pttl} when the key holds this token after the call (-1: no expiry, left alone), else {0, -2}.
  */
 export const extendLock = /* @__PURE__ */ defineScript(
@@ -165,8 +168,8 @@ export const extendLock = /* @__PURE__ */ defineScript(
   TRIES,
   RECENT,
   RECEIPT,
-  `local ran = receipted(ARGV[2])
-if redis.call("GET", KEYS[1]) ~= ARGV[1] or ran == 0 then
+  `local ran, grant = receipted(ARGV[2]), redis.call("GET", KEYS[3])
+if redis.call("GET", KEYS[1]) ~= ARGV[1] or ran == 0 or not (ran or owns(grant, ARGV[5])) then
   if not ran then
     receipt(ARGV[2] .. "!")
   end
@@ -179,7 +182,9 @@ end
 local target = remaining + tonumber(ARGV[3])
 redis.call("PEXPIRE", KEYS[1], target)
 receipt(ARGV[2])
-redis.call("SET", KEYS[3], buried(redis.call("GET", KEYS[3]), 8, ARGV[2]), "PX", target)
+if grant then
+  redis.call("SET", KEYS[3], tried(grant, "*") and grant or grant .. " *", "PX", target)
+end
 return {1, target}
 `,
 );

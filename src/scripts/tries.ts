@@ -2,13 +2,18 @@
  * Lua helpers over a hold's list of tries (a lock's grant key, a permit's receipts field): the request ids,
  * space-separated, of the tries that took or confirmed it, each marked `!` once its undo came. An undo frees
  * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
- * took the hold may still have it. A list of 16 becomes `*`, which no undo frees (the hold ends with its
- * lease or a release). An extend starts a new list; a renewal or status check adds `*`; once the hold is
- * freed the list stays 30 s, naming tries whose late copies must take nothing. `tried(list, id)`;
- * `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`, then up to `most`
- * whole entries of `list` marked `!` (a new hold's list that still names the tries of the last, whose late
- * copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id` marked, and whether
- * any try is unabandoned.
+ * took the hold may still have it. `*`, which no undo frees (the hold ends with its lease or a release), is
+ * added by an extend, a renewal or a status check, and replaces all the others but the first (the hold's
+ * taker) and the newest 8 unabandoned tries once 16 are listed.
+ * Once the hold is freed the list stays 30 s, naming tries whose late copies must take nothing.
+ * `tried(list, id)`; `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`,
+ * then up to `most` whole entries of `list` marked `!` (a new hold's list that still names the tries of the
+ * last, whose late copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id`
+ * marked, and whether any try is unabandoned. `owns(list, name)`: whether a release or extend of the hold
+ * that try (or fair hand-over) `name` gave may act on the hold `list` names: `name` is on it unabandoned. A
+ * newer hold of the same token lists it marked or not at all, so a late copy of a call for an earlier hold
+ * ends nothing there. A call naming nothing (a token seeded elsewhere), or a hold whose list names no try
+ * unabandoned (none, or `*` and undone tries on a hold that was not a try's: a 0.2 holder's), goes by the token.
  */
 export const TRIES = `local function tried(list, id)
   local padded = " " .. list .. " "
@@ -16,8 +21,16 @@ export const TRIES = `local function tried(list, id)
 end
 local function confirmed(list, id)
   if tried(list, id) then return list end
-  if select(2, string.gsub(list, " ", "")) >= 15 then return "*" end
-  return list .. " " .. id
+  if select(2, string.gsub(list, " ", "")) < 15 then return list .. " " .. id end
+  local named, kept = {}, {"*"}
+  for entry in string.gmatch(list, "%S+") do
+    if entry ~= "*" and string.sub(entry, -1) ~= "!" then named[#named + 1] = entry end
+  end
+  for i = 1, #named do
+    if i == 1 or i > #named - 7 then kept[#kept + 1] = named[i] end
+  end
+  kept[#kept + 1] = id
+  return table.concat(kept, " ")
 end
 local function buried(list, most, first)
   local kept = {first}
@@ -32,6 +45,15 @@ end
 local function abandon(list, id)
   local marked = string.gsub(" " .. list .. " ", " " .. string.gsub(id, "%p", "%%%0") .. " ", " " .. id .. "! ")
   return string.sub(marked, 2, -2), string.find(marked, "[^!] ") ~= nil
+end
+local function owns(list, name)
+  if not list or (name or "") == "" then return true end
+  local named = false
+  for id in string.gmatch(list, "%S+") do
+    if id == name then return true end
+    named = named or (id ~= "*" and string.sub(id, -1) ~= "!")
+  end
+  return not named
 end
 `;
 

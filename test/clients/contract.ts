@@ -217,7 +217,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(keyGone).toBe(-2);
   expectJustSet(grantKept, RECEIPT_MS);
   expectJustSet(releaseReceipt, RECEIPT_MS);
-  expect(await take("owner", "x1")).toEqual([0, 0]);
+  expect(await take("owner", "t1")).toEqual([0, 0]); // the released hold's try, landing late
   // A re-run of the same release answers the same from its receipt, even once another token took
   // the lock (its try wrote the grant, not the receipt), and leaves the new holder holding.
   expect(await release("owner", "r2")).toBe(1);
@@ -657,7 +657,7 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await lifetimes(run, [...store.permits, store.queue[0] as string])).toEqual([-2, -2, -2]);
   expectJustSet((await lifetimes(run, [store.receipts]))[0], RECEIPT_MS);
   // A status check (or renewal) that finds the token holding confirms its permit: the undo of the try that
-  // took it frees nothing, and an extend's re-run still finds its own call id on the list.
+  // took it frees nothing, and an extend's re-run still finds its own call id among the permit's extends.
   expect(await take("s", { nonce: "s1" })).toEqual([1, 1]);
   expect(await status("s")).toEqual([1, expect.any(Number), 1]);
   expect(await undo("s", "s1")).toBe(0);
@@ -669,7 +669,7 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await release("s", "rs")).toBe(1);
   // A copy of a released try, or of an undone one that had not arrived (its client gave up on it), takes
   // nothing and joins no line; a renewal keeps the receipts as long as the permit, which names its tries.
-  expect(await take("s", { nonce: "xs" })).toEqual([0, 0, 0, 0]);
+  expect(await take("s", { nonce: "s1" })).toEqual([0, 0, 0, 0]);
   expect(await take("g", { nonce: "g1" })).toEqual([1, 1]);
   expect(await renew("g", 3 * LEASE_MS)).toEqual([1, 3 * LEASE_MS, 1]);
   expectJustSet((await lifetimes(run, [store.receipts]))[0], 3 * LEASE_MS);

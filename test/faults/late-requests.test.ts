@@ -156,3 +156,25 @@ describe("a quorum over HTTP, a round's try that reaches a member after the next
     expect(values.filter((value) => value === uuid)).toEqual([]);
   }, 20_000);
 });
+
+describe.each([
+  ["Lock", (id: string, redis: Redis) => new Lock({ id, redis, lease: LEASE_MS })],
+  ["FairLock", (id: string, redis: Redis) => new FairLock({ id, redis, lease: LEASE_MS })],
+  ["Semaphore", (id: string, redis: Redis) => new Semaphore({ id, redis, limit: 1, lease: LEASE_MS })],
+] as const)("%s over HTTP, an extend that reaches Redis after a later extend of its lease", (_kind, make) => {
+  // An extend acts only on the hold its lease names (the try that took it and its extends); the later
+  // extend, landing first, must not leave the earlier one naming no hold: both are the lease's.
+  it("takes effect too", async () => {
+    const { wire, redis, direct } = servers[0] as Server;
+    const id = uniqueId("late-extend");
+    const lease = await make(id, redis).acquireOrThrow();
+    expect(await lease.extend(0)).toBe(true); // the extend script is cached: both calls send one request
+    wire.faults.delayNext(1, HELD_MS);
+    const first = lease.extend(10_000);
+    await pause(50); // apart from the first, not in its auto-pipelined request
+    expect(await Promise.all([first, lease.extend(20_000)])).toEqual([true, true]);
+    const pttls = await Promise.all([direct.pttl(id), direct.pttl(companionKey(id, ":permit:1"))]);
+    expect(Math.max(...pttls)).toBeGreaterThan(LEASE_MS + 25_000);
+    expect(await lease.release()).toBe(true);
+  });
+});

@@ -85,7 +85,9 @@ class ScriptedStore implements LockStore {
     }
     const held = now() - this.#made < this.freeAt;
     return reply(
-      held ? { kind: "held", pttl: this.heldPttl } : { kind: "acquired", fencingToken: undefined, permit: 1 },
+      held
+        ? { kind: "held", pttl: this.heldPttl }
+        : { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try" },
       this.roundTrip,
     );
   }

@@ -52,7 +52,7 @@ function lease(store: LockStore, overrides: Partial<LeaseContext> = {}, pttl = 1
     background: () => {},
     ...overrides,
   };
-  return new Lease(context, { sentAt: performance.now(), pttl, fencingToken: 7 });
+  return new Lease(context, { sentAt: performance.now(), pttl, fencingToken: 7, hold: "try" });
 }
 
 describe("the local deadline", () => {
@@ -202,7 +202,12 @@ describe("a short grant read late", () => {
       ...{ lockId: "id", store, token: "t", permit: 1, lease: 1_000, renewInterval: undefined },
       ...{ onLost, background: () => {} },
     };
-    const held = new Lease(context, { sentAt: performance.now() - 300, pttl: 400, fencingToken: undefined });
+    const held = new Lease(context, {
+      sentAt: performance.now() - 300,
+      pttl: 400,
+      fencingToken: undefined,
+      hold: "try",
+    });
     expect(held.remainingMs).toBe(400 - 6 - 300);
     await vi.advanceTimersByTimeAsync(20);
     expect(calls.renew).toBe(1);

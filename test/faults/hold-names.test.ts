@@ -1,0 +1,211 @@
+// A lease's release() and extend() name the hold they act on: the id of the try (or fair hand-over) that
+// gave it. A late copy of one, landing on a newer hold of the same uuid, finds that hold not its own. Reviews helper-64 and helper-65 (2026-12-04)
+// broke the first version, which named the lease's extends too and read a list of `*` alone as anyone's:
+// - 8 extends that never reached Redis pushed the try's id out of the names: the holder's release and
+//   extend were refused, the hold kept for nobody and the lease reported lost (3/3 each kind);
+// - an extend overtaken by 9 later ones (a permit's: 32) found none of its names left (3/3);
+// - a newer hold whose list 16 confirming tries collapsed to `*` was deleted by the late copy: two
+//   holders (4/4), and an undo on such a list locked the holder out (3/3);
+// - a uuid seeded elsewhere, once it had sent an extend, no longer acted on any hold of its token (3/3).
+// Review helper-66 broke the second: a collapsed list kept only the newest try, so the lease that took the
+// hold could no longer release or extend it (4/4); and a permit's extends, no longer on its list, were
+// kept only with every permit's releases: a re-sent extend added its time twice (4/4).
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
+import type { LockAcquireConfig } from "../../src/types";
+import { uniqueId } from "../support/redis";
+import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+import { pause } from "./support/time";
+
+const wire = useWire(sharedEndpoint);
+const KINDS = ["Lock", "FairLock", "Semaphore"] as const;
+const LEASE_MS = 10_000;
+
+/** A client through the pass-through that re-sends a request whose connection was cut. */
+function resending() {
+  const { token } = sharedEndpoint();
+  return clientFor({ url: wire().passThrough.url, token }, { signal: () => AbortSignal.timeout(LEASE_MS) });
+}
+
+/** A lock or semaphore of one permit, with its scripts cached on the client unless `cold`. */
+async function subjectOf(kind: (typeof KINDS)[number], id: string, redis = resending(), cold = false) {
+  const lock =
+    kind === "FairLock"
+      ? new FairLock({ id, redis, lease: LEASE_MS })
+      : new Lock({ id, redis, lease: LEASE_MS });
+  const semaphore = new Semaphore({ id, redis, limit: 1, lease: LEASE_MS });
+  const acquire = async (config?: LockAcquireConfig) =>
+    kind === "Semaphore" ? semaphore.acquire(config) : (await lock.acquire(config)) ? lock : undefined;
+  const warm = cold ? undefined : await acquire({ uuid: crypto.randomUUID() });
+  await warm?.extend(1);
+  await warm?.release();
+  return { acquire, key: kind === "Semaphore" ? companionKey(id, ":permit:1") : id };
+}
+
+describe.each(KINDS)("%s: a lease's own calls", (kind) => {
+  it("release after 8 extends that never reached Redis", async () => {
+    const { passThrough, direct } = wire();
+    const subject = await subjectOf(kind, uniqueId(`names-refused-${kind}`));
+    const held = await subject.acquire();
+    for (let call = 0; call < 8; call++) {
+      passThrough.faults.refuse(2); // the client re-sends once on a cut connection: neither copy arrives
+      await expect(held?.extend(1_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    }
+    passThrough.faults.reset();
+    expect(await held?.extend(1_000)).toBe(true);
+    expect(await held?.release()).toBe(true);
+    expect(await direct.get(subject.key)).toBeNull();
+  });
+
+  it("an extend that lands after 9 later ones of its lease", async () => {
+    const { passThrough, direct } = wire();
+    const subject = await subjectOf(kind, uniqueId(`names-overtaken-${kind}`));
+    const held = await subject.acquire();
+    passThrough.faults.delayNext(1, 1_000);
+    const first = held?.extend(1_000);
+    await pause(50); // apart from the first, not in its auto-pipelined request
+    for (let call = 0; call < 9; call++) expect(await held?.extend(1_000)).toBe(true);
+    expect(await first).toBe(true);
+    expect(await held?.release()).toBe(true);
+    expect(await direct.get(subject.key)).toBeNull();
+  });
+});
+
+// Review helper-56 (2026-12-04): the receipt is the lock's, shared by every hold of it, and keeps 32 calls
+// that took effect: 32 extends of the newer hold pushed the release out, and its late first copy deleted
+// that hold (its token's): two holders (5/5). With 16 more tries of the uuid, its list collapses.
+describe.each(KINDS)("%s: a newer hold of the uuid, extended 32 times", (kind) => {
+  it.each([0, 16])(
+    "and confirmed by %i tries, is left alone by the late first copy of the earlier hold's release",
+    async (tries) => {
+      const { passThrough, direct } = wire();
+      const uuid = crypto.randomUUID();
+      const id = uniqueId(`names-pushed-${kind}`);
+      const subject = await subjectOf(kind, id);
+      const held = await subject.acquire({ uuid });
+      const started = performance.now();
+      passThrough.faults.ghostNext(1, 3_500); // the release's first copy reaches Redis 3.5 s late
+      expect(await held?.release()).toBe(true);
+      let again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+      for (let call = 0; call < 32; call++) expect(await again?.extend(1)).toBe(true);
+      for (let call = 0; call < tries; call++)
+        again = await subject.acquire({ uuid, retry: { attempts: 1 } });
+      const elapsed = performance.now() - started;
+      expect(elapsed).toBeLessThan(3_500); // all before the late copy lands
+      await pause(3_800 - elapsed);
+      expect(await direct.get(subject.key)).toBe(uuid);
+      expect(await again?.release()).toBe(true);
+    },
+  );
+});
+
+describe.each(KINDS)("%s: a hold its uuid's tries on 16 other instances confirmed", (kind) => {
+  it("is still extended and released by the lease that took it", async () => {
+    const { direct } = wire();
+    const uuid = crypto.randomUUID();
+    const id = uniqueId(`names-first-holder-${kind}`);
+    const held = await (await subjectOf(kind, id)).acquire({ uuid });
+    for (let other = 0; other < 16; other++)
+      expect(
+        await (await subjectOf(kind, id, direct, true)).acquire({ uuid, retry: { attempts: 1 } }),
+      ).toBeDefined();
+    expect(await held?.extend(1_000)).toBe(true);
+    expect(await held?.release()).toBe(true);
+    expect(await direct.get(kind === "Semaphore" ? companionKey(id, ":permit:1") : id)).toBeNull();
+  });
+});
+
+describe("a Semaphore's extend re-sent by its client, its first copy landing late", () => {
+  it("adds its time once, after 12 other extends of its permit and 20 releases of the other", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("names-extend-twice");
+    const semaphore = new Semaphore({ id, redis: resending(), limit: 2, lease: LEASE_MS });
+    await (await semaphore.acquire())?.release(); // the scripts are cached
+    const held = await semaphore.acquireOrThrow();
+    const keys = [1, 2].map((permit) => companionKey(id, `:permit:${permit}`));
+    const holders = await Promise.all(keys.map((key) => direct.get(key)));
+    const key = keys[holders.findIndex((holder) => holder !== null)] as string;
+    const started = performance.now();
+    passThrough.faults.ghostNext(1, 2_500); // the extend's first copy reaches Redis 2.5 s late
+    expect(await held.extend(20_000)).toBe(true);
+    for (let call = 0; call < 12; call++) expect(await held.extend(1)).toBe(true);
+    const others = new Semaphore({ id, redis: direct, limit: 2, lease: LEASE_MS });
+    for (let call = 0; call < 20; call++) expect(await (await others.acquireOrThrow()).release()).toBe(true);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(2_500); // all before the late copy lands
+    const before = await direct.pttl(key);
+    await pause(2_900 - elapsed);
+    expect(await direct.pttl(key)).toBeLessThan(before);
+    expect(await held.release()).toBe(true);
+  });
+});
+
+describe("a Lock's try whose first copy lands late, on the hold its re-sent copy took", () => {
+  // Review helper-67 (2026-12-04): the late copy restarted the key's lease but not the grant's, which then
+  // expired while the key held: a hold naming nothing, which any late release of its token could end.
+  it("keeps the grant as long as the key", async () => {
+    const { passThrough, direct } = wire();
+    const id = uniqueId("names-grant-lives");
+    const lock = new Lock({ id, redis: resending(), lease: 4_000 });
+    await lock.acquire();
+    await lock.release(); // the scripts are cached
+    passThrough.faults.ghostNext(1, 2_000); // the try's first copy reaches Redis 2 s late
+    expect(await lock.acquire({ retry: { attempts: 1 } })).toBe(true);
+    await pause(2_300);
+    const [grant, key] = await Promise.all([direct.pttl(companionKey(id, ":grant")), direct.pttl(id)]);
+    expect(key).toBeGreaterThan(2_500); // the late copy restarted the lease
+    expect(grant).toBeGreaterThanOrEqual(key - 100);
+    expect(await lock.release()).toBe(true);
+  });
+});
+
+describe("a Lock whose list 16 confirming tries collapsed, then a same-uuid try undone elsewhere", () => {
+  it("is still released by its holder", async () => {
+    const { passThrough, direct } = wire();
+    const uuid = crypto.randomUUID();
+    const id = uniqueId("names-collapsed-undo");
+    const subject = await subjectOf("Lock", id);
+    let held = await subject.acquire({ uuid });
+    for (let call = 0; call < 16; call++) held = await subject.acquire({ uuid, retry: { attempts: 1 } });
+    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/^\* /);
+    // Another process tries the same uuid, gives up on its try, and undoes it.
+    const other = new Lock({ id, redis: resending(), lease: LEASE_MS });
+    passThrough.faults.delayRepliesNext(1, 1_500);
+    const trying = other.acquire({ uuid, retry: { attempts: 1 }, signal: AbortSignal.timeout(300) });
+    await trying.catch(() => undefined);
+    await other.pending;
+    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/!$/);
+    expect(await held?.release()).toBe(true);
+    expect(await direct.get(id)).toBeNull();
+  });
+});
+
+describe("a uuid seeded elsewhere, after an extend that found its token not holding", () => {
+  it("Lock: its release ends the hold another process took with that uuid, as in 0.2", async () => {
+    const { direct } = wire();
+    const id = uniqueId("names-seeded");
+    const uuid = crypto.randomUUID();
+    const seeded = new Lock({ id, redis: direct, lease: LEASE_MS, uuid });
+    expect(await seeded.extend(1_000)).toBe(false);
+    expect(await new Lock({ id, redis: direct, lease: LEASE_MS }).acquire({ uuid })).toBe(true);
+    expect(await seeded.release()).toBe(true);
+    expect(await direct.get(id)).toBeNull();
+  });
+
+  it("Semaphore.permit(uuid): its release frees the permit another process took with that uuid", async () => {
+    const { direct } = wire();
+    const id = uniqueId("names-seeded-permit");
+    const uuid = crypto.randomUUID();
+    const handle = new Semaphore({ id, redis: direct, lease: LEASE_MS, limit: 2 }).permit(uuid);
+    expect(await handle.extend(1_000)).toBe(false);
+    expect(
+      await new Semaphore({ id, redis: direct, lease: LEASE_MS, limit: 2 }).acquire({ uuid }),
+    ).toBeDefined();
+    expect(await handle.release()).toBe(true);
+    const permits = await Promise.all(
+      [1, 2].map((permit) => direct.get(companionKey(id, `:permit:${permit}`))),
+    );
+    expect(permits).not.toContain(uuid);
+  });
+});
