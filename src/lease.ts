@@ -460,7 +460,7 @@ export class Lease implements AsyncDisposable {
     // hold, which the try's undo (its caller gave up on it) could then not free.
     // One of a hold taken here adds no `*` to its list: a copy the client re-sent, landing after a same-token
     // try took the key anew, must leave that try undoable (the answer to the other copy ended the wait for it).
-    const request = store.renew(token, lease, permit, !this.#tookHere);
+    const request = store.renew(token, lease, permit, !this.#tookHere, this.#hold);
     this.#unsure = true;
     this.#c.tokens?.track("releasing", token, landed(request, lease));
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On

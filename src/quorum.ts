@@ -2,6 +2,7 @@ import type { Background } from "./background";
 import { clockDriftAllowance, monotonicNow } from "./clock";
 import { connectTarget } from "./connect";
 import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRedisError } from "./errors";
+import { newCallId } from "./ids";
 import { QUORUM, type QuorumSpec } from "./options";
 import { TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
@@ -203,15 +204,18 @@ function quorumStore(
     token: string,
     permit: number | undefined,
     request: (member: LockStore) => Promise<Observation>,
+    hold = "",
   ): Promise<Observation> => {
     const heard = await ask(operation, lease, members.map(request), holds);
     const pttls = heard.values.flatMap((seen) => (seen?.held ? [seen.pttl] : []));
     if (heard.ayes >= majority) return { held: true, pttl: Math.min(...pttls) };
     outage(operation, heard);
     // The holder's renewal or extend (not a status check) found it lost on a majority: members that may hold
-    // it (said so, did not answer, or a take is landing) let go now, each after its take.
+    // it (said so, did not answer, or a take is landing) let go now, each after its take: of its own hold
+    // only, as its release would (a late copy must not end a newer hold of the token, another process's).
     if (operation === "status") return NOT_HELD;
-    const letGo = releaseEach(token, lease, permit, (member) => heard.values[member]?.held === false);
+    const free = (member: number) => heard.values[member]?.held === false;
+    const letGo = releaseEach(token, lease, permit, free, { id: newCallId(), hold });
     background.add(Promise.allSettled(letGo));
     return NOT_HELD;
   };
@@ -314,13 +318,18 @@ function quorumStore(
     },
     extend: (token, amount, lease, known, call) =>
       onPermit(token, lease, known, (permit) =>
-        observe("extend", lease, token, permit, (member) =>
-          member.extend(token, amount, lease, permit, call),
+        observe(
+          "extend",
+          lease,
+          token,
+          permit,
+          (member) => member.extend(token, amount, lease, permit, call),
+          call?.hold,
         ),
       ),
-    renew: (token, lease, known, confirm) =>
+    renew: (token, lease, known, confirm, hold) =>
       onPermit(token, lease, known, (permit) =>
-        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit, confirm)),
+        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit, confirm), hold),
       ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.

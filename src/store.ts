@@ -92,8 +92,15 @@ export interface LockStore {
   /**
    * Makes at least `lease` ms remain, never less than is left. `confirm` (default true): as for `status`;
    * false for a hold a try of this process took (its id on the hold's list already does that job).
+   * `hold` (`HoldCall.hold`): a quorum that finds it lost lets go of that hold only.
    */
-  renew(token: string, lease: number, permit?: number, confirm?: boolean): Promise<Observation>;
+  renew(
+    token: string,
+    lease: number,
+    permit?: number,
+    confirm?: boolean,
+    hold?: string,
+  ): Promise<Observation>;
   /**
    * Whether the token holds. `confirm` (default true): a hold found becomes no try's to undo, as after an
    * extend (a uuid seeded elsewhere holds from then on); false only looks.
