@@ -144,7 +144,8 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Deletes the key only if it holds this token; stops renewals. Past the lease, it ends in the background.
+   * Deletes the key only if it holds this token, in this lease's hold (not a newer hold of the token); stops
+   * renewals. Past the lease, it ends in the background.
    * @returns true if this call deleted the lock; false if the token no longer held it, or the lease ran out.
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
