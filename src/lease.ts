@@ -233,8 +233,8 @@ export class Lease implements AsyncDisposable {
     // may still hold the token a moment: extended then, it would be held for nobody.
     if (this.#gone || this.#ended) return false;
     const request = store.extend(token, amt, lease, permit, this.#call());
-    // A same-token try here waits for it as for a renewal: landing after that try took the key, it would head
-    // the hold's list, which the try's undo (its caller gave up on it) could then not free.
+    // A same-token try here waits for it as for a renewal: landing after that try confirmed this hold, it would
+    // add `*` to the hold's list, which the try's undo (its caller gave up on it) could then not free.
     this.#c.tokens?.track("releasing", token, landed(request, lease));
     this.#extending += 1;
     const answered = () => {

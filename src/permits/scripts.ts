@@ -324,7 +324,7 @@ return {1, target}
 /**
  * Auto-extend's renewal of a permit, and its status check: at least ARGV[2] ms remain, never less than left.
  * Whoever asks holds from now on (a uuid seeded elsewhere starts a lease here): its list gains `*`, so no undo
- * or leave of a try abandoned earlier frees the permit (an extend's call id stays on it, for its re-runs);
+ * or leave of a try abandoned earlier frees the permit (an extend's `*` stays on it);
  * unless ARGV[2] is -1, which only looks, or ARGV[4] is "0" (as in {@link renewLock}).
  * ARGV[1]  token; ARGV[2] lease, ms (0: status; -1: status that confirms nothing); ARGV[3] the permit held, if known (only it counts), or 0
  * ARGV[4]  "0": a renewal of a hold a try of this process took, which adds no `*`
