@@ -346,11 +346,15 @@ function quorumStore(
   };
 }
 
-/** One member's announcements not yet counted in one of the lock's (when each came), and those it owes. */
+/**
+ * One member's announcements not yet counted in one of the lock's (when each came), those it owes, and
+ * whether its newest is a release read as a late copy of an owed one, which may be a new one instead.
+ */
 interface Uncounted {
   released: number[];
   acquired: number[];
   owed: Owed[];
+  doubted: boolean;
 }
 
 /** An announcement of the lock's a member has not made yet, and until when its copy is taken for late. */
@@ -371,7 +375,8 @@ const OWED_MS = 1_000;
  * members announced one not yet counted in an earlier one of the lock's. One member's alone is none of the
  * lock's (a round's take of a minority undone, a stray hold), and would wake a wait to no purpose: a round
  * taking a free member beside a majority holder, then undoing it, would wake itself again and again.
- * A member's copy that comes after the majority's is not counted again. Covered once a majority listens.
+ * A member's copy that comes after the majority's is not counted again; a release that may be such a copy
+ * or a new one still counts with other members' copies of a new one. Covered once a majority listens.
  */
 function combined(all: readonly LockEvents[], members: number): LockEvents {
   const majority = majorityOf(members);
@@ -399,7 +404,12 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
         // it (restarted without the hold): it must not stay behind the others for good, nor, past that time
         // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
         // a copy of one it missed.
-        const heard: Uncounted[] = all.map(() => ({ released: [], acquired: [], owed: [] }));
+        const heard: Uncounted[] = all.map(() => ({
+          released: [],
+          acquired: [],
+          owed: [],
+          doubted: false,
+        }));
         const hear = (counts: Uncounted) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
@@ -410,6 +420,10 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           }
           if (event !== "released" && event !== "acquired") return onEvent(event);
           const now = monotonicNow();
+          counts.doubted = false; // its newer announcement says what came after
+          // Its takes not yet counted ended with this release (an undone round's, a stray's): counted with a
+          // late copy of another member's, they would make an acquisition that cancels a release's wake-up.
+          if (event === "released") counts.acquired = [];
           const owed = counts.owed.filter((debt) => debt.until > now);
           const late = owed.findIndex((debt) => debt.event === event); // -1: it missed every one it owed
           counts.owed = late >= 0 ? owed.slice(late + 1) : [];
@@ -418,9 +432,20 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
           const recent = (each: Uncounted) =>
             (each[event].at(-1) ?? Number.NEGATIVE_INFINITY) > now - OWED_MS;
           const others = heard.filter((each) => each !== counts && recent(each)).length;
-          if (late >= 0 && others + 1 < majority) return;
-          if (counts[event].push(now) > 8) counts[event].shift(); // strays, bounded
-          if (heard.filter((each) => each[event].length > 0).length < majority) return;
+          // Or it missed the owed one and this is the lock's next release, its other copies still to come:
+          // held in doubt, it counts with them (at worst, one try too many; an "acquired" counted twice
+          // would cancel a release's wake-up instead, so only a release is held).
+          if (late >= 0 && others + 1 < majority) counts.doubted = event === "released";
+          else if (counts[event].push(now) > 8) counts[event].shift(); // strays, bounded
+          const uncounted = heard.filter((each) => each[event].length > 0).length;
+          if (uncounted < majority) {
+            // With releases in doubt, a majority may be free: wake, but count nothing and owe nothing (a late
+            // copy in doubt must not spend others' announcements, nor make one a debt that absorbs it).
+            const doubted = event === "released" ? heard.filter((each) => each.doubted) : [];
+            if (doubted.length === 0 || uncounted + doubted.length < majority) return;
+            for (const each of doubted) each.doubted = false; // one wake-up each, at most
+            return onEvent(event);
+          }
           for (const each of heard) {
             // The newest: what made this majority; an older one (a stray) stays old, as `recent` reads it.
             if (each[event].pop() === undefined && each.owed.push({ event, until: now + OWED_MS }) > 8)
