@@ -3,12 +3,13 @@
  * space-separated, of the tries that took or confirmed it, each marked `!` once its undo came. An undo frees
  * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
  * took the hold may still have it. `*`, which no undo frees (the hold ends with its lease or a release), is
- * added by an extend, a renewal or a status check, and replaces all the others but the first (the hold's
- * taker) and the newest 8 unabandoned tries once 16 are listed.
+ * added by an extend, a renewal or a status check. A list reads newest first after its first entry (the
+ * hold's taker): a confirming try goes right after the taker, the last holds' tries come last. Once 16 are
+ * listed, a confirming try leaves the taker, itself, the newest 7 unabandoned tries and `*`.
  * Once the hold is freed the list stays 30 s, naming tries whose late copies must take nothing.
  * `tried(list, id)`; `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`,
- * then up to `most` whole entries of `list` marked `!` (a new hold's list that still names the tries of the
- * last, whose late copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id`
+ * then up to `most` entries of `list`, the newest, marked `!` (a new hold's list that still names the tries
+ * of the last, whose late copies must take nothing, none of them holding it); `abandon(list, id)`: it with `id`
  * marked, and whether any try is unabandoned. `owns(list, name)`: whether a release or extend of the hold
  * that try (or fair hand-over) `name` gave may act on the hold `list` names: `name` is on it unabandoned. A
  * newer hold of the same token lists it marked or not at all, so a late copy of a call for an earlier hold
@@ -21,15 +22,13 @@ export const TRIES = `local function tried(list, id)
 end
 local function confirmed(list, id)
   if tried(list, id) then return list end
-  if select(2, string.gsub(list, " ", "")) < 15 then return list .. " " .. id end
-  local named, kept = {}, {"*"}
+  if select(2, string.gsub(list, " ", "")) < 15 then return (string.gsub(list, "^(%S+)", "%1 " .. id, 1)) end
+  local kept = {}
   for entry in string.gmatch(list, "%S+") do
-    if entry ~= "*" and string.sub(entry, -1) ~= "!" then named[#named + 1] = entry end
+    if #kept < 8 and entry ~= "*" and string.sub(entry, -1) ~= "!" then kept[#kept + 1] = entry end
   end
-  for i = 1, #named do
-    if i == 1 or i > #named - 7 then kept[#kept + 1] = named[i] end
-  end
-  kept[#kept + 1] = id
+  table.insert(kept, math.min(2, #kept + 1), id)
+  kept[#kept + 1] = "*"
   return table.concat(kept, " ")
 end
 local function buried(list, most, first)

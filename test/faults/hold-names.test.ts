@@ -28,6 +28,8 @@ function resending() {
   return clientFor({ url: wire().passThrough.url, token }, { signal: () => AbortSignal.timeout(LEASE_MS) });
 }
 
+type Subject = Awaited<ReturnType<typeof subjectOf>>;
+
 /** A lock or semaphore of one permit, with its scripts cached on the client unless `cold`. */
 async function subjectOf(kind: (typeof KINDS)[number], id: string, redis = resending(), cold = false) {
   const lock =
@@ -141,6 +143,57 @@ describe("a Semaphore's extend re-sent by its client, its first copy landing lat
   });
 });
 
+describe.each(KINDS)(
+  "%s: a try that confirmed a hold, its first copy landing after the hold's release",
+  (kind) => {
+    // Review helper-71 (2026-12-04), a randomized checker: a new hold's list kept the first 8 entries of the
+    // released one's, the oldest (its taker, then earlier holds' tries), and dropped the tries that confirmed
+    // it, appended last. Such a try's late copy then took the free lock for nobody, or named the newer hold
+    // of its uuid, whose lease then let that stale lease extend and release it: two holders (3/3 each).
+    const GHOST_MS = 1_500;
+
+    /** A key whose earlier holds' tries fill a new hold's list; a hold of `uuid`, then a try confirming it. */
+    async function confirmedHold(label: string) {
+      const id = uniqueId(label);
+      const instances = await Promise.all([0, 1, 2, 3].map(() => subjectOf(kind, id)));
+      const [a, b, next, other] = instances as [Subject, Subject, Subject, Subject];
+      for (let hold = 0; hold < 8; hold++) await (await other.acquire())?.release();
+      const uuid = crypto.randomUUID();
+      const held = await a.acquire({ uuid, retry: { attempts: 1 } });
+      wire().passThrough.faults.ghostNext(1, GHOST_MS); // b's first copy reaches Redis 1.5 s late
+      const confirming = await b.acquire({ uuid, retry: { attempts: 1 } }); // its re-sent copy confirms
+      expect([held, confirming].every(Boolean)).toBe(true);
+      return { id, uuid, held, confirming, next, other, key: a.key };
+    }
+
+    // One call each: an instance whose lease of a chosen uuid was found lost acts by the token from then
+    // on (lock.ts `#current`), so a release after the refused extend ends any hold of the uuid, as in 0.2.
+    it.each(["extend", "release"] as const)(
+      "names nothing on a newer hold of its uuid: its lease's %s is refused there",
+      async (call) => {
+        const { direct } = wire();
+        const { uuid, held, confirming, next, other, key } = await confirmedHold(`names-confirmer-${kind}`);
+        expect(await held?.release()).toBe(true); // the hold both leases named ends
+        const newer = await next.acquire({ uuid, retry: { attempts: 1 } });
+        await pause(GHOST_MS + 500); // the first copy landed on the newer hold
+        expect(await (call === "extend" ? confirming?.extend(1_000) : confirming?.release())).toBe(false);
+        expect(await other.acquire({ retry: { attempts: 1 } })).toBeUndefined();
+        expect(await newer?.release()).toBe(true);
+        expect(await direct.get(key)).toBeNull();
+      },
+    );
+
+    it("takes nothing once the lock is free, one hold later", async () => {
+      const { direct } = wire();
+      const { confirming, other, key } = await confirmedHold(`names-confirmer-free-${kind}`);
+      expect(await confirming?.release()).toBe(true);
+      await (await other.acquire())?.release(); // one other hold, now released
+      await pause(GHOST_MS + 500);
+      expect(await direct.get(key)).toBeNull();
+    });
+  },
+);
+
 describe("a Lock's try whose first copy lands late, on the hold its re-sent copy took", () => {
   // Review helper-67 (2026-12-04): the late copy restarted the key's lease but not the grant's, which then
   // expired while the key held: a hold naming nothing, which any late release of its token could end.
@@ -168,14 +221,14 @@ describe("a Lock whose list 16 confirming tries collapsed, then a same-uuid try 
     const subject = await subjectOf("Lock", id);
     let held = await subject.acquire({ uuid });
     for (let call = 0; call < 16; call++) held = await subject.acquire({ uuid, retry: { attempts: 1 } });
-    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/^\* /);
+    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/); // collapsed
     // Another process tries the same uuid, gives up on its try, and undoes it.
     const other = new Lock({ id, redis: resending(), lease: LEASE_MS });
     passThrough.faults.delayRepliesNext(1, 1_500);
     const trying = other.acquire({ uuid, retry: { attempts: 1 }, signal: AbortSignal.timeout(300) });
     await trying.catch(() => undefined);
     await other.pending;
-    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/!$/);
+    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/^\S+ \S+! /); // listed after the taker, undone
     expect(await held?.release()).toBe(true);
     expect(await direct.get(id)).toBeNull();
   });
