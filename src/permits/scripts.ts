@@ -66,7 +66,7 @@ end
 /**
  * Takes a permit for a token: one it holds (a re-run, a release's grant), else the first free one if it is
  * this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line, unless on its
- * last try. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
+ * last try, which leaves the line but keeps (or sets) its deadline: its tries' late copies take nothing. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
  * confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
  * A new hold is announced ("acquired"); a confirmed one is not: a waiter that heard a release must still try.
@@ -121,6 +121,8 @@ if not slot then
   local ahead, place = 0, 0
   if fair and ARGV[9] == "1" then
     redis.call("ZREM", queue, member)
+    redis.call("ZADD", deadlines, "GT", now + tonumber(ARGV[8]), member)
+    keep(deadlines, tonumber(ARGV[8]) + 60000)
   elseif fair then
     place = redis.call("ZSCORE", queue, member)
     if not place then

@@ -55,6 +55,8 @@ const ways = [
   ["gave up (timeout)", "before", 0, { timeout: 800 }],
   ["gave up (timeout)", "after", 0, { timeout: 800 }],
   ["spent its attempts (its last try refused)", "after", 0, { retry: { attempts: 2, delay: 300 } }],
+  // Review helper-71 (2026-12-04): a waiter's only try, also its last, left it no deadline to keep.
+  ["made its only try (refused)", "before", 0, { retry: { attempts: 1 } }],
   ["gave up, then 30 others did", "after", 30, { timeout: 800 }],
 ] as const;
 
