@@ -3,7 +3,7 @@ import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import { TIMED_OUT, within } from "./race";
-import type { HoldCall, LockStore, Observation } from "./store";
+import { type HoldCall, type LockStore, NOT_HELD, type Observation } from "./store";
 import type { TokenLeases } from "./token-leases";
 import type { LockStatus } from "./types";
 import { check } from "./validate";
@@ -544,9 +544,6 @@ function landed(request: Promise<unknown>, lease: number): Promise<unknown> {
     return new Promise<void>((resolve) => backgroundTimer(left, resolve));
   });
 }
-
-/** What Redis says of a token that holds nothing. */
-const NOT_HELD: Observation = { held: false, pttl: -2 };
 
 /**
  * Checks `work` before acquiring, runs it with the lease's signal and lease, then releases; a failed release

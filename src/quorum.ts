@@ -6,7 +6,14 @@ import { newCallId } from "./ids";
 import { QUORUM, type QuorumSpec } from "./options";
 import { TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
-import type { HoldCall, LockStore, Observation, Take, TakeRequest } from "./store";
+import {
+  type HoldCall,
+  type LockStore,
+  NOT_HELD,
+  type Observation,
+  type Take,
+  type TakeRequest,
+} from "./store";
 import { describeValue } from "./validate";
 import type { FeedEvent, Listening, LockEvents } from "./wake/feed";
 import { SubscribedWaiter } from "./wake/subscribed";
@@ -31,9 +38,6 @@ type Landing = Map<string, Requests>;
 // A frozen member (or a client queueing while it reconnects) may cost a round a third of the lease, never all
 // of it: an acquisition keeps two thirds, and a renewal sent a third before the deadline settles in time.
 const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
-
-/** What is said of a token that holds nothing. */
-const NOT_HELD: Observation = { held: false, pttl: -2 };
 
 /**
  * A quorum of independent Redis instances for `redis`: the lock (or semaphore) is held only while a majority

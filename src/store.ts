@@ -142,7 +142,10 @@ export async function runScript(
 /** A call naming no hold: it acts on any hold of its token. */
 export const anyHold = (): HoldCall => ({ id: newCallId(), hold: "" });
 
+/** What Redis says of a token that holds nothing. */
+export const NOT_HELD: Observation = { held: false, pttl: -2 };
+
 /** Reads a `{held, pttl, permit?}` reply. */
 export function observation([held = 0, pttl = -2, permit]: number[]): Observation {
-  return held === 1 ? { held: true, pttl, permit } : { held: false, pttl: -2 };
+  return held === 1 ? { held: true, pttl, permit } : NOT_HELD;
 }
