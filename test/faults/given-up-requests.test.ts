@@ -162,18 +162,19 @@ describe("a same-uuid try here after a renewal its client gave up on", () => {
     const { passThrough, direct } = wire();
     const id = uniqueId("late-renewal-same-uuid");
     const uuid = crypto.randomUUID();
-    let patience = 250;
+    let patience = 10_000; // short only for the request given up on: a busy machine may take 250 ms
     const lock = await warmLock(
       id,
       impatientClient(() => patience),
     );
     expect(await lock.acquire({ uuid, autoExtend: { interval: 600 } })).toBe(true);
+    patience = 250;
     const before = wire().requests();
     passThrough.faults.delayNext(1, 1_500); // the first renewal reaches Redis 1.5 s after it was sent
     await waitUntil(() => wire().requests() > before, "the renewal was sent");
+    patience = 10_000;
     await pause(300); // its client gave up on it
     expect(await lock.release()).toBe(true);
-    patience = 10_000;
     // A try now would take the free key, its answer coming only after the renewal landed and marked that hold
     // confirmed; its caller gives up first, and the try's undo could then free nothing.
     passThrough.faults.delayRepliesNext(1, 2_000);
@@ -233,7 +234,7 @@ describe("a same-uuid try here after an extend() its client gave up on", () => {
   it.each(["Lock", "Semaphore"])("%s: waits for the extend, which may still land", async (kind) => {
     const { passThrough } = wire();
     const uuid = crypto.randomUUID();
-    let patience = 250;
+    let patience = 10_000; // short only for the request given up on: a busy machine may take 250 ms
     const subject = subjectOf(
       kind,
       uniqueId(`late-extend-same-uuid-${kind}`),
@@ -243,10 +244,11 @@ describe("a same-uuid try here after an extend() its client gave up on", () => {
     expect(await warm?.extend(10)).toBe(true);
     expect(await warm?.release()).toBe(true);
     const held = await subject.acquire({ uuid });
+    patience = 250;
     passThrough.faults.delayNext(1, 500); // the extend reaches Redis 500 ms after it was sent
     await expect(held?.extend(5_000)).rejects.toMatchObject({ code: "LOCK_REDIS_ERROR" });
+    patience = 10_000; // the release's and the try's client waits: the try's caller gives up instead
     expect(await held?.release()).toBe(true);
-    patience = 10_000; // the try's client waits: its caller gives up instead
     expect(await abandonSameUuidTry(subject, uuid)).toBe(-2);
   });
 });
@@ -259,7 +261,7 @@ describe("a same-uuid try here after a renewal whose client re-sent it (a cut co
     async (kind) => {
       const { passThrough } = wire();
       const uuid = crypto.randomUUID();
-      let patience = 250;
+      const patience = 10_000; // a busy machine may take 250 ms: the re-send is the client's, on the cut
       const subject = subjectOf(
         kind,
         uniqueId(`ghost-renewal-same-uuid-${kind}`),
@@ -272,8 +274,7 @@ describe("a same-uuid try here after a renewal whose client re-sent it (a cut co
       passThrough.faults.ghostNext(1, 1_000); // the renewal's first copy reaches Redis 1 s late
       await waitUntil(() => wire().requests() >= before + 2, "the renewal and its re-sent copy were sent");
       await pause(100); // the re-sent copy was answered
-      expect(await held?.release()).toBe(true);
-      patience = 10_000; // the try's client waits: its caller gives up instead
+      expect(await held?.release()).toBe(true); // the try's client waits: its caller gives up instead
       expect(await abandonSameUuidTry(subject, uuid)).toBe(-2);
     },
   );
