@@ -39,7 +39,7 @@ elseif grant and tried(grant, ARGV[2]) then
   return {0, 0}
 else
   redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
-  redis.call("SET", KEYS[2], buried(grant, 8, ARGV[2]), "PX", ARGV[3])
+  redis.call("SET", KEYS[2], buried(grant, 32, ARGV[2]), "PX", ARGV[3])
   redis.call("PUBLISH", "lock-events:" .. redis.sha1hex(KEYS[1]), "acquired")
 end
 `;
@@ -118,9 +118,9 @@ if undo then
   if not grant or not tried(grant, ARGV[2]) then
     local holder = redis.call("GET", KEYS[1])
     if not holder then
-      redis.call("SET", KEYS[3], buried(grant, 15, ARGV[2] .. "!"), "PX", 30000)
+      redis.call("SET", KEYS[3], buried(grant, 31, ARGV[2] .. "!"), "PX", 30000)
     elseif holder == ARGV[1] then
-      redis.call("SET", KEYS[3], (grant or "*") .. " " .. ARGV[2] .. "!", "PX", math.max(30000, redis.call("PTTL", KEYS[1])))
+      redis.call("SET", KEYS[3], inserted(grant or "*", ARGV[2] .. "!"), "PX", math.max(30000, redis.call("PTTL", KEYS[1])))
     end
     return 0
   end

@@ -4,8 +4,10 @@
  * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
  * took the hold may still have it. `*`, which no undo frees (the hold ends with its lease or a release), is
  * added by an extend, a renewal or a status check. A list reads newest first after its first entry (the
- * hold's taker): a confirming try goes right after the taker, the last holds' tries come last. Once 16 are
- * listed, a confirming try leaves the taker, itself, the newest 7 unabandoned tries and `*`.
+ * hold's taker): a confirming try, or the undo of one that has not arrived, goes right after the taker (`inserted`); the tries
+ * of the holds before come after them. Once 64 are listed, a confirming try leaves the taker, itself, the
+ * newest 22 unabandoned others, the newest 32 abandoned and `*` (apart, so that undone tries never push a
+ * live lease's out; the dropped ones may be live leases': no undo may free the hold now).
  * Once the hold is freed the list stays 30 s, naming tries whose late copies must take nothing.
  * `tried(list, id)`; `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`,
  * then up to `most` entries of `list`, the newest, marked `!` (a new hold's list that still names the tries
@@ -20,16 +22,24 @@ export const TRIES = `local function tried(list, id)
   local padded = " " .. list .. " "
   return string.find(padded, " " .. id .. " ", 1, true) or string.find(padded, " " .. id .. "! ", 1, true)
 end
+local function inserted(list, id)
+  return (string.gsub(list, "^(%S+)", "%1 " .. id, 1))
+end
 local function confirmed(list, id)
   if tried(list, id) then return list end
-  if select(2, string.gsub(list, " ", "")) < 15 then return (string.gsub(list, "^(%S+)", "%1 " .. id, 1)) end
-  local kept = {}
+  if select(2, string.gsub(list, " ", "")) < 63 then return inserted(list, id) end
+  local kept, named, marked = {}, 0, 0
   for entry in string.gmatch(list, "%S+") do
-    if #kept < 8 and entry ~= "*" and string.sub(entry, -1) ~= "!" then kept[#kept + 1] = entry end
+    local undone = string.sub(entry, -1) == "!"
+    if #kept == 0 then
+      kept[1] = entry
+    elseif entry ~= "*" and ((undone and marked < 32) or (not undone and named < 22)) then
+      kept[#kept + 1] = entry
+      marked, named = marked + (undone and 1 or 0), named + (undone and 0 or 1)
+    end
   end
-  table.insert(kept, math.min(2, #kept + 1), id)
   kept[#kept + 1] = "*"
-  return table.concat(kept, " ")
+  return inserted(table.concat(kept, " "), id)
 end
 local function buried(list, most, first)
   local kept = {first}

@@ -292,8 +292,8 @@ async function exerciseLockScripts(run: Run): Promise<void> {
     expect(await undo("owner", undone[1])).toBe(1);
     expect(await holds("owner")).toEqual([0, -2]);
   }
-  // A list that outgrew 16 tries is never freed by an undo: the lease, or a release, ends the hold.
-  const many = Array.from({ length: 17 }, (_, index) => `t7-many-${index}`);
+  // A list that outgrew 64 tries is never freed by an undo: the lease, or a release, ends the hold.
+  const many = Array.from({ length: 65 }, (_, index) => `t7-many-${index}`);
   for (const nonce of many) expect(await take("owner", nonce)).toEqual([1]);
   for (const nonce of many) expect(await undo("owner", nonce)).toBe(0);
   expect(await holds("owner")).toEqual([1, expect.any(Number)]);
