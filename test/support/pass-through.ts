@@ -207,7 +207,8 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   };
 }
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
+/** The whole body of a request. */
+export function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
