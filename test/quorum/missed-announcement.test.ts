@@ -99,6 +99,19 @@ async function expectWoken(waiting: Promise<{ got: boolean; at: number }>, relea
   });
 }
 
+/**
+ * A release, then an acquisition, `apart` ms after it, announced on members 0 and 1 only: member 2 owes
+ * both. Then `after` ms, in which the waiter tries (held) and waits again.
+ */
+async function missedByMember2(channel: string, [a, b]: IoRedis[], apart: number, after: number) {
+  await a?.publish(channel, "released");
+  await b?.publish(channel, "released");
+  await pause(apart);
+  await a?.publish(channel, "acquired");
+  await b?.publish(channel, "acquired");
+  await pause(after);
+}
+
 describe("quorum with wake-ups: a member whose announcement came after the majority's", () => {
   it("its late copy counts once: a release announced on every member still wakes a covered waiter", async () => {
     const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-late-announcement");
@@ -130,14 +143,8 @@ describe("quorum with wake-ups: a member that missed an announcement, then makes
     "%i ms later, its announcement counts as new",
     async (gap) => {
       const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-owed-expired");
-      const [a, b, c] = raw;
-      // Announced on members 0 and 1 only: member 2 owes a release and an acquisition.
-      await a.publish(channel, "released");
-      await b.publish(channel, "released");
-      await pause(300);
-      await a.publish(channel, "acquired");
-      await b.publish(channel, "acquired");
-      await pause(gap); // the waiter tried (held), and waits again
+      const [a, , c] = raw;
+      await missedByMember2(channel, raw, 300, gap);
       await deleteHolds();
       const releasedAt = performance.now();
       await a.publish(channel, "released"); // the lock's release, announced on members 0 and 2
@@ -156,14 +163,8 @@ describe("quorum with wake-ups: a member that missed a release announces the nex
   // was absorbed, the other copy alone made no majority, and the covered waiter slept to its safety poll.
   it("its copy, read as late, still counts with the other member's: the release wakes a covered waiter", async () => {
     const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-owed-reordered");
-    const [a, b, c] = raw;
-    // Announced on members 0 and 1 only: member 2 owes a release and an acquisition.
-    await a.publish(channel, "released");
-    await b.publish(channel, "released");
-    await pause(300);
-    await a.publish(channel, "acquired");
-    await b.publish(channel, "acquired");
-    await pause(300); // the waiter tried (held), and waits again
+    const [a, , c] = raw;
+    await missedByMember2(channel, raw, 300, 300);
     await deleteHolds();
     const releasedAt = performance.now();
     await c.publish(channel, "released"); // the lock's release, announced on members 2 and 0: member 2's first
@@ -176,20 +177,10 @@ describe("quorum with wake-ups: a member that missed a release announces the nex
 describe("quorum with wake-ups: a member's real late copy, held in doubt", () => {
   // Review helper-70 (2026-12-04) of the first version of the doubt, which expired after a second, and
   // counted a majority made with a doubt like any other: each case slept to the safety poll (3/3).
-  /** Announced on members 0 and 1 only: member 2 owes a release and an acquisition. */
-  async function missedByMember2(channel: string, [a, b]: IoRedis[]) {
-    await a?.publish(channel, "released");
-    await b?.publish(channel, "released");
-    await pause(100);
-    await a?.publish(channel, "acquired");
-    await b?.publish(channel, "acquired");
-    await pause(300);
-  }
-
   it("still counts with another member's release more than a second later", async () => {
     const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-doubt-kept");
     const [a, , c] = raw;
-    await missedByMember2(channel, raw);
+    await missedByMember2(channel, raw, 100, 300);
     await deleteHolds();
     await c.publish(channel, "released"); // member 2's release first: in doubt
     await pause(1_200);
@@ -204,7 +195,7 @@ describe("quorum with wake-ups: a member's real late copy, held in doubt", () =>
   it("does not spend other members' releases: the lock's next release, 1.1 s apart, still wakes", async () => {
     const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-doubt-spends");
     const [a, b, c] = raw;
-    await missedByMember2(channel, raw);
+    await missedByMember2(channel, raw, 100, 300);
     await c.publish(channel, "released"); // member 2's late copy: in doubt
     await pause(50);
     await a.publish(channel, "acquired");
@@ -227,7 +218,7 @@ describe("quorum with wake-ups: a member's real late copy, held in doubt", () =>
     async (late) => {
       const { id, channel, raw, waiting } = await coveredWaiter("quorum-doubt-owes");
       const [a, b, c] = raw;
-      await missedByMember2(channel, raw);
+      await missedByMember2(channel, raw, 100, 300);
       await c.publish(channel, "released"); // member 2's late copy: in doubt
       await pause(50);
       await a.del(id);
