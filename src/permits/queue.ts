@@ -33,7 +33,7 @@ export class FairWaiter extends SubscribedWaiter {
     token: string,
     plan: AcquirePlan,
     events: LockEvents | undefined,
-    leave: (member: string) => Promise<void>,
+    leave: (member: string, stayMs: number) => Promise<void>,
     background: (work: Promise<unknown>) => void,
   ) {
     super(events, plan, true);
@@ -42,7 +42,7 @@ export class FairWaiter extends SubscribedWaiter {
     this.member = `${id}:${Math.min(plan.lease, this.#standIn)}:${token}`;
     this.#id = id;
     this.#named = `granted:${id}:`;
-    this.#leave = () => background(leave(this.member));
+    this.#leave = () => background(leave(this.member, this.#standIn));
     this.#background = background;
   }
 

@@ -15,16 +15,18 @@ import { RECENT, TRIES } from "../scripts/tries";
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
-// A fair waiter that left the line (gave up, or made its last try) keeps its deadline until swept: a try of
-// a waiter with a deadline and no place (a late copy its client re-sent) neither queues nor takes, unless its
-// token holds. One that took a permit leaves both (a try's reply lost, its undo frees the permit and the
-// waiter tries on); one a release handed a permit leaves both too (it may still try, its grant run out):
-// its id, buried with the permit's list when that is released, refuses its tries' late copies.
+// A fair waiter that left the line (gave up, made its last try, or took a permit) keeps its deadline until
+// swept, moved to the leaving try's (or leave's) own: a try of a waiter with a deadline and no place, sent no
+// later than that (a late copy its client re-sent), neither queues nor takes, unless its token holds. A later
+// try goes on as any (a taking try's reply lost, its undo frees the permit and the waiter tries on). One a
+// release handed a permit leaves both (it may still try, its grant run out): its id, buried with the
+// permit's list when that is released, refuses its tries' late copies.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
 // Shared: keep(key, ms) makes at least ms remain; permits(only) is the KEYS range of permit `only` (0: all);
-// announce publishes on the channel of ARGV[4] (take and release pass it there).
+// announce publishes on the channel of ARGV[4] (take and release pass it there); depart(member, deadline)
+// moves a listed waiter's deadline later (ARGV[7] is now in both).
 const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
   if redis.call("PTTL", key) < tonumber(ms) then
@@ -55,6 +57,11 @@ local function dequeue(...)
   redis.call("ZREM", queue, ...)
   redis.call("ZREM", deadlines, ...)
 end
+local function depart(member, deadline)
+  if redis.call("ZADD", deadlines, "XX", "GT", "CH", deadline, member) == 1 then
+    keep(deadlines, deadline - tonumber(ARGV[7]) + 60000)
+  end
+end
 local function sweep(now)
   local expired = redis.call("ZRANGEBYSCORE", deadlines, "-inf", "(" .. now)
   for i = 1, #expired, 500 do
@@ -66,8 +73,9 @@ end
 /**
  * Takes a permit for a token: one it holds (a re-run, a release's grant), else the first free one if it is
  * this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line, unless on its
- * last try, which leaves the line but keeps (or sets) its deadline: its tries' late copies take nothing. As in {@link takeLock}, a held lease only grows, and the receipt lists each try that took or
- * confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
+ * last try, which leaves the line but keeps (or sets) its deadline; a fair waiter that takes a permit leaves
+ * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing. As in
+ * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
  * A new hold is announced ("acquired"); a confirmed one is not: a waiter that heard a release must still try.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key as Redis
@@ -88,7 +96,8 @@ local gone = redis.call("HGET", receipts, "x") or ""
 if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
   return {0, 0, 0, 0}
 end
-local left = fair and redis.call("ZSCORE", deadlines, member) and not redis.call("ZSCORE", queue, member)
+local stay, deadline = tonumber(ARGV[8]), fair and redis.call("ZSCORE", deadlines, member)
+local left = deadline and not redis.call("ZSCORE", queue, member) and now + stay <= tonumber(deadline)
 local first, last = permits(tonumber(ARGV[10]))
 if fair then
   sweep(now)
@@ -121,8 +130,8 @@ if not slot then
   local ahead, place = 0, 0
   if fair and ARGV[9] == "1" then
     redis.call("ZREM", queue, member)
-    redis.call("ZADD", deadlines, "GT", now + tonumber(ARGV[8]), member)
-    keep(deadlines, tonumber(ARGV[8]) + 60000)
+    redis.call("ZADD", deadlines, "GT", now + stay, member)
+    keep(deadlines, stay + 60000)
   elseif fair then
     place = redis.call("ZSCORE", queue, member)
     if not place then
@@ -134,9 +143,9 @@ if not slot then
       end
       redis.call("ZADD", queue, place, member)
     end
-    redis.call("ZADD", deadlines, "GT", now + tonumber(ARGV[8]), member)
+    redis.call("ZADD", deadlines, "GT", now + stay, member)
     ahead = redis.call("ZRANK", queue, member)
-    local ms = tonumber(ARGV[8]) + 60000
+    local ms = stay + 60000
     keep(queue, ms)
     keep(deadlines, ms)
     keep(places, ms)
@@ -155,7 +164,8 @@ else
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
-  dequeue(member)
+  redis.call("ZREM", queue, member)
+  depart(member, now + stay)
 end
 if slot ~= mine then
   announce("acquired")
@@ -197,7 +207,8 @@ end
  * ARGV[1]  token; ARGV[2] call id, or the try (or waiter id) to match; ARGV[3] "1" to match it; ARGV[4] the
  *          channel's key; ARGV[5] "1" when fair; ARGV[6] the waiter leaving the line, or ""; ARGV[7] now, ms;
  *          ARGV[8] the permit to free (a quorum's lease of a uuid may hold another permit too), or 0: any;
- *          ARGV[9] the lease, ms, of a release (how long its receipt lives, 30 s at least); ARGV[10] the id
+ *          ARGV[9] the lease, ms, of a release (how long its receipt lives, 30 s at least), or how long a
+ *          leaving waiter's entry stays (its tries sent before stay refused that long); ARGV[10] the id
  *          naming the hold: a release frees only that hold (`owns`), not a newer one of its token
  * Returns  1 when this call (or an earlier run of it, among the recent releases) freed a permit, else 0; a
  *          re-run answers as the first run did, and frees nothing when that one found no permit.
@@ -211,6 +222,7 @@ export const releasePermit = /* @__PURE__ */ defineScript(
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then
   redis.call("ZREM", queue, ARGV[6])
+  depart(ARGV[6], tonumber(ARGV[7]) + tonumber(ARGV[9]))
 end
 local ran = not matching and answered(redis.call("HGET", receipts, "r"), id)
 if ran then

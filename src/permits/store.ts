@@ -47,10 +47,11 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         ...rest,
       ]);
     // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
-    // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`. Never rejects.
-    const leave = async (member: string) => {
+    // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`; its deadline moves to
+    // `stayMs` from now, so that every try it sent is older. Never rejects.
+    const leave = async (member: string, stayMs: number) => {
       const [id = "", , ...token] = member.split(":");
-      await release(token.join(":"), id, true, member).catch(() => undefined);
+      await release(token.join(":"), id, true, member, 0, stayMs).catch(() => undefined);
     };
     return {
       waiter: (token, plan, background) => {

@@ -461,9 +461,19 @@ function permitRequests(run: Run, base: string, keys: string[]) {
       LEASE_MS + FENCE_COUNTER_LIFETIME_MS,
     ]);
   };
-  /** The release script with the receipt `id` as given (a waiter's name, when it leaves). */
+  /** The release script with the receipt `id` as given (a waiter's name, when it leaves, with its entry's time). */
   const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
-    run(releasePermit, keys, [token, id, matching ? "1" : "0", base, "1", leaving, Date.now(), 0, LEASE_MS]);
+    run(releasePermit, keys, [
+      token,
+      id,
+      matching ? "1" : "0",
+      base,
+      "1",
+      leaving,
+      Date.now(),
+      0,
+      leaving ? ENTRY_MS : LEASE_MS,
+    ]);
   const release = (token: string, name: string, options: { matching?: boolean } = {}) =>
     releaseAs(token, rid(name), options);
   return {
@@ -520,7 +530,12 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await take("d", { fair: true, lastTry: true })).toEqual([0, expect.any(Number), 0, 0]);
   expect(await inLine()).toBe(2);
   // A waiter that leaves the line frees nothing (nothing was handed to it): 0, and one fewer in line.
+  const leftAt = Date.now();
   expect(await leave("h")).toBe(0);
+  expect(await inLine()).toBe(1);
+  // A late copy of a try h sent before it left (after its last try that arrived: the client re-sent it, or
+  // it failed and was undone) neither queues it again nor takes.
+  expect(await take("h", { fair: true, now: leftAt })).toEqual([0, 0, 0, 0]);
   expect(await inLine()).toBe(1);
   // A waiter whose deadline has passed (it died, or its clock is behind) is swept by the next fair
   // request: k joins on a clock past its own entry, and c's next try leaves c alone in line.

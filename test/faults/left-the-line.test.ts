@@ -103,6 +103,38 @@ describe.each(kinds)(
   },
 );
 
+// Stop 39's open item (helper-74's T6): a waiter that took the lock with a later try of its own left the
+// line and its deadlines alike, so the late first copy of an earlier try, landing once the lock was free,
+// took it for nobody for a lease (or, the lock held, queued the waiter, whose turn went to nobody).
+describe.each(kinds)(
+  "%s: a late first copy of a waiter's try, after a later try took the lock",
+  (name, make) => {
+    it.each(["free", "held"] as const)(
+      "and it released it; the copy lands while the lock is %s: it takes nothing, queues nothing",
+      async (state) => {
+        const staged = await heldWithGhostedWaiter(make);
+        const { direct, id, waiter, ghostLands } = staged;
+        const pending = waiter.acquire({ timeout: 1_500, retry: { delay: 50 } });
+        await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+        await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1")); // gone: no hand-over
+        const got = await pending; // taken by its next try
+        expect(got).toBeTruthy();
+        expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
+        await waiter.pending;
+        if (state === "free") return await expectFreeAfterTheCopy(make, staged);
+        const other = await make(id, direct as never).acquireOrThrow();
+        await pause(ghostLands + 300 - performance.now());
+        expect(await direct.zcard(companionKey(id, ":queue"))).toBe(0);
+        expect(await other.release()).toBe(true);
+        const next = await make(id, direct as never).acquire({ retry: { attempts: 1 } });
+        expect(next).toBeTruthy();
+        await (typeof next === "object" ? next : undefined)?.release();
+      },
+      20_000,
+    );
+  },
+);
+
 // Review helper-63 (2026-12-04): a first fix kept the deadline of a waiter whose try took a permit, so when
 // that try's reply was lost (its undo freed the lock) and the waiter tried on, every later try was refused
 // as a late copy: the free lock stayed out of reach, tried every few ms (10/10).
