@@ -35,6 +35,7 @@ export class Lock implements AsyncDisposable {
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
   readonly #erring: TurnErrors = { error: undefined, at: 0, since: undefined }; // see AcquisitionContext
+  #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -144,13 +145,26 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Like {@link Lock.acquire}, but resolves with the lock itself, which suits `await using`.
+   * Like {@link Lock.acquire}, but resolves with the lock, which suits `await using`: the instance in all
+   * but its disposal, which releases the lease this call acquired, never a later caller's (on an instance
+   * shared by callers, another may acquire once this one released, before its block ends).
    * @throws {LockAcquisitionError} when not acquired: `reason` says why; `cause` is any LockRedisError.
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
-    await this.#acquireLease(config);
-    return this;
+    const lease = await this.#acquireLease(config);
+    const acquired = this.#acquired;
+    const dispose = async () => {
+      if (acquired === this.#acquired) return this[Symbol.asyncDispose]();
+      await lease.releaseLast();
+    };
+    return new Proxy(this, {
+      get: (lock, key) => {
+        if (key === Symbol.asyncDispose) return dispose;
+        const value: unknown = Reflect.get(lock, key, lock); // getters read the instance's private fields
+        return typeof value === "function" ? value.bind(lock) : value;
+      },
+    });
   }
 
   /**
@@ -235,6 +249,7 @@ export class Lock implements AsyncDisposable {
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
       if (!outcome.acquired) return outcome;
       this.#erring.error = this.#erring.since = undefined;
+      this.#acquired += 1;
       if (again) mine = this.#newTurn();
       this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
       this.#chosen = plan.uuid;

@@ -4,10 +4,10 @@
 // took the lock while A's release reply was on the wire; A's block then ended, and disposal released "the
 // current lease": B's. B still believed it held (signal live) while a third process took the lock.
 import { describe, expect, it } from "vitest";
-import { Lock } from "../../src/index";
+import { FairLock, Lock } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
-import { pause } from "./support/time";
+import { pause, waitUntil } from "./support/time";
 
 const wire = useWire(() => sharedEndpoint());
 
@@ -41,3 +41,65 @@ describe("await using on a Lock shared by two callers, after an explicit release
     await lock.release();
   });
 });
+
+// Review helper-78 (2026-12-05): the fix above kept A's turn only until Redis answered its release, so any
+// `await` between A's `release()` and the end of its block let B acquire first, and A's disposal released
+// B's lease (4/4, Lock and FairLock alike). The lock `acquireOrThrow()` resolves with now disposes of the
+// lease that call acquired, never a later caller's.
+describe.each([Lock, FairLock])(
+  "%o shared by two callers: await using after release() and an await",
+  (Kind) => {
+    it("leaves the next caller's hold alone", async () => {
+      const id = uniqueId("shared-dispose-await");
+      const lock = new Kind({ id, redis: wire().direct, lease: 5_000 });
+      let bSignal: AbortSignal | undefined;
+      let bHolds: Promise<boolean> | undefined;
+      {
+        await using held = await lock.acquireOrThrow();
+        bHolds = lock.acquire({ retry: { attempts: 20, delay: 50 } }).then((ok) => {
+          bSignal = lock.signal;
+          return ok;
+        });
+        await pause(20);
+        expect(await held.release()).toBe(true);
+        await expect(bHolds).resolves.toBe(true); // B holds before A's block ends
+      } // disposal
+      const other = new Lock({ id, redis: wire().direct, lease: 1_000 });
+      const otherGotIt = await other.acquire({ retry: { attempts: 1 } });
+      if (otherGotIt) await other.release();
+      expect({ bSignalAborted: bSignal?.aborted, otherGotIt }).toEqual({
+        bSignalAborted: false,
+        otherGotIt: false,
+      });
+      expect(await lock.release()).toBe(true); // B's release, still B's hold
+    });
+
+    it("after its lease was lost, leaves the next caller's hold alone", async () => {
+      const id = uniqueId("shared-dispose-lost");
+      const lock = new Kind({ id, redis: wire().direct, lease: 3_000 });
+      let b: Promise<boolean> | undefined;
+      {
+        await using held = await lock.acquireOrThrow({ autoExtend: { interval: 100 } });
+        const { signal } = held;
+        await wire().direct.del(id); // an operator, or a failover: the renewal finds it gone
+        await waitUntil(() => signal.aborted, "A's loss");
+        b = lock.acquire({ timeout: 3_000 });
+        await expect(b).resolves.toBe(true);
+      } // disposal
+      expect(lock.signal.aborted).toBe(false);
+      expect(await lock.getStatus()).toBe("ACQUIRED"); // still B's hold
+      expect(await lock.release()).toBe(true);
+    });
+
+    it("still releases its own lease when nobody acquired after it", async () => {
+      const id = uniqueId("shared-dispose-own");
+      const lock = new Kind({ id, redis: wire().direct, lease: 5_000 });
+      {
+        await using held = await lock.acquireOrThrow();
+        expect(held.id).toBe(id);
+        expect(held).toBeInstanceOf(Kind);
+      }
+      expect(await wire().direct.exists(id)).toBe(0);
+    });
+  },
+);

@@ -143,11 +143,15 @@ describe("acquire and release", () => {
     },
   );
 
-  it("acquireOrThrow resolves with the lock itself", async () => {
+  it("acquireOrThrow resolves with the lock: the instance in all but its disposal", async () => {
     const id = uniqueId("or-throw");
     const lock = new Lock({ id, redis });
-    await expect(lock.acquireOrThrow()).resolves.toBe(lock);
-    expect(await lock.release()).toBe(true);
+    const held = await lock.acquireOrThrow();
+    expect(held).toBeInstanceOf(Lock);
+    expect([held.id, held.signal, held.remainingMs > 0]).toEqual([id, lock.signal, true]);
+    expect(await held.getStatus()).toBe("ACQUIRED");
+    expect(await held.release()).toBe(true); // the instance's release: its lease
+    expect(await lock.getStatus()).toBe("FREE");
   });
 
   it("acquireOrThrow fails with LockAcquisitionError carrying id, attempts and time, never the token", async () => {
