@@ -238,7 +238,9 @@ export class Lock implements AsyncDisposable {
     const again = chosen?.holding;
     let mine: Turn | undefined;
     const turn: AcquisitionContext["turn"] = () => {
-      if (this.#turn && this.#turn !== mine) return this.#turn.ended;
+      // A lease of this token that came to hold meanwhile (a same-uuid acquire started first) is this holder.
+      const same = plan.uuid !== undefined && this.#owner.tokens.newest(token)?.active;
+      if (this.#turn && this.#turn !== mine && !same) return this.#turn.ended;
       mine ??= this.#newTurn();
       return undefined;
     };

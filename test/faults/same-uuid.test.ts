@@ -72,3 +72,20 @@ describe("a fair waiter re-queued with the same uuid after a timed-out try", () 
     await waiter.release();
   }, 20_000);
 });
+
+// Review helper-78 (2026-12-05): a second acquire of a uuid, started while the first was still acquiring,
+// waited for the instance's turn, which the first's lease then kept: it failed as "held", its own token
+// holding (3/3), while one started after succeeded at once.
+describe.each([Lock, FairLock])("%o: two acquires of one uuid started together on one instance", (Kind) => {
+  it("both hold: the second is the same holder once the first took the lock", async () => {
+    const { endpoint } = stack();
+    const lock = new Kind({ id: uniqueId("same-uuid-together"), redis: clientFor(endpoint), lease: 5_000 });
+    const uuid = crypto.randomUUID();
+    const first = lock.acquire({ uuid });
+    const second = lock.acquire({ uuid, timeout: 1_000, retry: { delay: 50 } });
+    expect(await first).toBe(true);
+    expect(await second).toBe(true);
+    expect(await lock.getStatus()).toBe("ACQUIRED");
+    expect(await lock.release()).toBe(true);
+  });
+});
