@@ -90,8 +90,10 @@ export async function acquire({
   // unanswered try's error is the cause, so the failure tells both.
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
-    // Waited here while Redis failed the turn's tries: an error of before this wait belongs to an earlier one.
-    if (last === HELD_HERE && erring?.error && erring.at >= started) last = erring.error;
+    // Waited here while Redis failed the turn's tries (an error of before this wait belongs to an earlier
+    // one), or while a failed release keeps the turn.
+    if (last === HELD_HERE && erring)
+      last = erring.release ?? (erring.error && erring.at >= started ? erring.error : last);
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const here = last === HELD_HERE;
       // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
@@ -241,6 +243,8 @@ export interface TurnErrors {
   at: number;
   /** Monotonic ms the try was sent, while it is unanswered. */
   since: number | undefined;
+  /** The error of a failed release that keeps the turn (until a retry is answered, or the key surely ended). */
+  release?: LockRedisError | undefined;
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */

@@ -35,6 +35,11 @@ export interface LeaseContext extends LeaseOwner {
    * first). May be called more than once: must be idempotent.
    */
   readonly onEnd?: (() => void) | undefined;
+  /**
+   * Called with a failed release's error, which keeps the turn (`onEnd` comes later), and with undefined
+   * once that turn passes: callers waiting for the turn meanwhile fail with that error, not as contention.
+   */
+  readonly onReleaseFailed?: ((error: LockRedisError | undefined) => void) | undefined;
 }
 
 /** A lease's context; a token the caller chose (`plan.uuid`) is one hold with its other leases here. */
@@ -44,11 +49,24 @@ export function leaseContext(
   token: string,
   permit: number | undefined,
   onEnd?: () => void,
+  onReleaseFailed?: (error: LockRedisError | undefined) => void,
 ): LeaseContext {
   const { lease, renewInterval, onLost } = plan;
   const { lockId, store, background } = owner; // not spread: a fixed shape is several times cheaper to make
   const tokens = plan.uuid === token ? owner.tokens : undefined;
-  return { lockId, store, background, tokens, token, permit, lease, renewInterval, onLost, onEnd };
+  return {
+    lockId,
+    store,
+    background,
+    tokens,
+    token,
+    permit,
+    lease,
+    renewInterval,
+    onLost,
+    onEnd,
+    onReleaseFailed,
+  };
 }
 
 /** What Redis confirmed as a lease starts: the token holds for `pttl` ms as of monotonic time `sentAt`. */
@@ -180,6 +198,7 @@ export class Lease implements AsyncDisposable {
     } catch (error) {
       this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
       this.#cancelHandOver ??= backgroundTimer(keyEndsAt - monotonicNow(), () => this.#handOver());
+      if (error instanceof LockRedisError) this.#c.onReleaseFailed?.(error);
       throw error;
     }
     if (released === TIMED_OUT) this.#handOver(); // the key expired with the lease
@@ -216,6 +235,7 @@ export class Lease implements AsyncDisposable {
   /** Hands the instance's turn on after a release (`onEnd`, idempotent). */
   #handOver(): void {
     this.#cancelHandOver?.();
+    this.#c.onReleaseFailed?.(undefined);
     this.#c.onEnd?.();
   }
 

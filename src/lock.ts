@@ -1,6 +1,6 @@
 import { type AcquisitionContext, acquire, type Outcome, type TurnErrors } from "./acquire";
 import { type Owner, openOwner } from "./connect";
-import { LockAcquisitionError, LockLostError } from "./errors";
+import { LockAcquisitionError, LockLostError, type LockRedisError } from "./errors";
 import { newToken } from "./ids";
 import { keyStore } from "./key-store";
 import { Lease, leaseContext, runHolding } from "./lease";
@@ -37,6 +37,9 @@ export class Lock implements AsyncDisposable {
   readonly #erring: TurnErrors = { error: undefined, at: 0, since: undefined }; // see AcquisitionContext
   #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
   #notHeld: AbortSignal | undefined;
+  readonly #releaseFailed = (error: LockRedisError | undefined) => {
+    this.#erring.release = error;
+  };
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
@@ -58,7 +61,7 @@ export class Lock implements AsyncDisposable {
     let turn: Turn | undefined;
     const plan = { ...settings.plain, uuid: token };
     const lease = new Lease(
-      leaseContext(this.#owner, plan, token, 1, () => turn?.end()),
+      leaseContext(this.#owner, plan, token, 1, () => turn?.end(), this.#releaseFailed),
       undefined,
     );
     let claiming = false;
@@ -253,7 +256,8 @@ export class Lock implements AsyncDisposable {
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
       if (again) mine = this.#newTurn();
-      this.#lease = new Lease(leaseContext(this.#owner, plan, token, outcome.permit, mine?.end), outcome);
+      const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, this.#releaseFailed);
+      this.#lease = new Lease(held, outcome);
       this.#chosen = plan.uuid;
       return outcome;
     } finally {

@@ -1,7 +1,14 @@
 // Errors that told something else than what happened (review helper-21), each now told as it is.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { Lock, type LockLostError, LockRedisError, quorum, type RedisClient } from "../../src/index";
+import {
+  Lock,
+  LockAcquisitionError,
+  type LockLostError,
+  LockRedisError,
+  quorum,
+  type RedisClient,
+} from "../../src/index";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { pause } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
@@ -47,6 +54,28 @@ describe("errors that tell what happened", () => {
     expect(first.status === "rejected" && first.reason instanceof LockRedisError).toBe(true);
     expect(second.status === "rejected" && second.reason instanceof LockRedisError).toBe(true);
     expect(await lock.release()).toBe(true); // the token held all along
+  });
+
+  // Review helper-78 (2026-12-05): a release that failed keeps a shared instance's turn until the key
+  // surely expired, and the callers waiting for that turn, or starting after, were told "held" (false from
+  // `acquire()`), not the outage (3/3).
+  it("a failed release keeps the instance's turn: its next callers are told the outage, not contention", async () => {
+    const { client, state } = switchable();
+    const lock = new Lock({ id: uniqueId("truthful-turn"), redis: client, lease: 10_000 });
+    expect(await lock.acquire()).toBe(true);
+    state.down = true;
+    const waiting = lock.acquireOrThrow({ timeout: 600 }).catch((error: unknown) => error);
+    await expect(lock.release()).rejects.toBeInstanceOf(LockRedisError);
+    const after = await lock.acquireOrThrow({ timeout: 600 }).catch((error: unknown) => error);
+    for (const failure of [await waiting, after]) {
+      expect(failure).toBeInstanceOf(LockAcquisitionError);
+      expect(failure).toMatchObject({ reason: "redis-error", cause: expect.any(LockRedisError) });
+    }
+    await expect(lock.acquire({ timeout: 600 })).rejects.toBeInstanceOf(LockRedisError);
+    state.down = false;
+    expect(await lock.release()).toBe(true); // the retry, once Redis is back
+    expect(await lock.acquire()).toBe(true);
+    expect(await lock.release()).toBe(true);
   });
 
   it("a reply the lock cannot read is no unreachable Redis", async () => {
