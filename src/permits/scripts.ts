@@ -197,10 +197,11 @@ end
 `;
 
 /**
- * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the waiter it entitles
- * (the k-th in line when k permits are free; one whose token holds a permit already is passed over, as its
- * next try confirms that one: a uuid holds one permit), who holds it for its grant with no request, and
- * tells it alone: "granted:<its id in line>:<place>:<grant ms>:<permit>". An undo (ARGV[3] "1") marks try
+ * Frees a token's permit (ARGV[8], if known) and announces it. Fair: hands it on to the first in line (one
+ * whose token holds a permit already is passed over, as its next try confirms that one: a uuid holds one
+ * permit), who holds it for its grant with no request, and tells it: "granted:<its id in line>:<place>:
+ * <grant ms>:<permit>"; with other permits free (freed unannounced: a lease or a dead waiter's grant ran
+ * out), it announces a release too, so that the next in line take them. An undo (ARGV[3] "1") marks try
  * ARGV[2] on the permit's list, freeing it once all were abandoned (as {@link releaseLock}); a leave
  * (ARGV[6]) frees one handed the waiter. A leave that frees nothing while a permit is free and others wait
  * announces a release: the waiter it stood ahead of may be first now (its try was slow, or it gave up).
@@ -276,7 +277,7 @@ keep(receipts, 30000)
 local message = "released"
 if fair then
   sweep(tonumber(ARGV[7]))
-  local line = redis.call("ZRANGE", queue, frees - 1, frees + 14, "WITHSCORES")
+  local line = redis.call("ZRANGE", queue, 0, 15, "WITHSCORES")
   for j = 1, #line, 2 do
     local waiter, grant, heir = string.match(line[j], "^([^:]*):(%d+):(.*)$")
     if (holds[heir] or 0) == 0 then
@@ -290,6 +291,9 @@ if fair then
   end
 end
 announce(message)
+if message ~= "released" and frees > 1 then
+  announce("released")
+end
 return 1
 `,
 );

@@ -658,15 +658,15 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   // Every permit free, none of them w3's: a pttl of -2 says so.
   expect(await take("w3", { fair: true })).toEqual([0, -2, 2, 7]);
   expect(await take("w1", { fair: true })).toEqual([1, 1]);
-  // w1's release makes two permits free: the second is w2's to take, first in line, so the release
-  // hands the first to w3, second in line.
+  // w1's release makes two permits free (the other ran out unannounced): it hands the one it freed to w2,
+  // first in line, and announces a release too, so that w3, next, takes the other.
   expect(await release("w1", "r5")).toBe(1);
-  const [w3Granted, w3Pttl, w3Permit] = (await holds("w3")) as number[];
-  expect([w3Granted, w3Permit]).toEqual([1, 1]);
-  expectJustSet(w3Pttl, GRANT_MS, GRANT_MS / 2);
-  expect(await take("w2", { fair: true })).toEqual([1, 2]);
-  expect(await release("w2", "r6")).toBe(1);
-  expect(await release("w3", "r7")).toBe(1);
+  const [w2Granted, w2Pttl, w2Permit] = (await holds("w2")) as number[];
+  expect([w2Granted, w2Permit]).toEqual([1, 1]);
+  expectJustSet(w2Pttl, GRANT_MS, GRANT_MS / 2);
+  expect(await take("w3", { fair: true })).toEqual([1, 2]);
+  expect(await release("w3", "r6")).toBe(1);
+  expect(await release("w2", "r7")).toBe(1);
   // Every permit is free and nobody is in line (the deadlines of waiters that left stay until they pass,
   // keeping their tries' late copies out); the receipts stay for re-runs of the releases.
   expect(await lifetimes(run, [...store.permits, store.queue[0] as string])).toEqual([-2, -2, -2]);

@@ -6,8 +6,8 @@
 // merely confirm its own hold, which cancelled their wake-up as a new hold would.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enableWakeUps, FairLock, Lock, Semaphore } from "../../src/index";
-import { eventChannel } from "../../src/keys";
+import { enableWakeUps, FairLock, type Lease, Lock, Semaphore } from "../../src/index";
+import { companionKey, eventChannel } from "../../src/keys";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
@@ -132,4 +132,40 @@ describe("a take that confirms a hold of its token", () => {
       listener.disconnect();
     }
   });
+});
+
+// Review helper-79 (2026-12-05): with k permits free, a fair release handed its permit to the k-th in line
+// and told only it, counting on the first k - 1 to take the others by themselves. A permit freed silently
+// before (a dead waiter's grant that ran out) left them untold: the first in line slept to its safety poll
+// while the second was served (4/4).
+describe("a fair semaphore's release while another permit is free", () => {
+  it("hands its permit to the first in line and wakes the next for the other", async () => {
+    const id = uniqueId("missed-fair-first");
+    const options = { id, limit: 2, fair: true, lease: 20_000 } as const;
+    const holders = new Semaphore({ ...options, redis, retry: { attempts: 1 } });
+    const [a, b] = [await holders.acquire(), await holders.acquire()];
+    // A waiter that died first in line (its process killed), whose grant is 300 ms.
+    const dead = "dead-waiter:300:dead-token";
+    await redis.zadd(companionKey(id, ":queue"), await redis.incr(companionKey(id, ":queue-places")), dead);
+    await redis.zadd(companionKey(id, ":queue-deadlines"), Date.now() + 5_000, dead);
+    const wait = () => new Semaphore({ ...options, redis: waiterRedis, ...LONG_WAIT }).acquire();
+    const first = wait();
+    await waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === 2, "first queued");
+    const second = wait();
+    await waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === 3, "second queued");
+    await pause(600); // both subscribed, and covered by the subscription
+    await b?.release(); // handed to the dead waiter, whose grant runs out unannounced
+    await pause(500);
+    const order: string[] = [];
+    const served = (name: string) => (lease: Lease | undefined) => {
+      order.push(name);
+      return lease;
+    };
+    const releasedAt = performance.now();
+    await a?.release();
+    const leases = await Promise.all([first.then(served("first")), second.then(served("second"))]);
+    expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
+    expect(order).toEqual(["first", "second"]);
+    await Promise.all(leases.map((lease) => lease?.release()));
+  }, 20_000);
 });
