@@ -386,7 +386,7 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
   const majority = majorityOf(members);
   const events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(events, plan),
-    active: () => all.filter((each) => each.active()).length >= majority,
+    active: () => all.every((each) => each.active()), // free to join: listening subscribes on every member
     listen: (onEvent, signal) =>
       new Promise((resolve) => {
         const stopAll = new AbortController();
