@@ -93,7 +93,7 @@ export async function acquire({
     // Waited here while Redis failed the turn's tries (an error of before this wait belongs to an earlier
     // one), or while a failed release keeps the turn.
     if (last === HELD_HERE && erring)
-      last = erring.release ?? (erring.error && erring.at >= started ? erring.error : last);
+      last = erring.release?.() ?? (erring.error && erring.at >= started ? erring.error : last);
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const here = last === HELD_HERE;
       // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
@@ -243,8 +243,8 @@ export interface TurnErrors {
   at: number;
   /** Monotonic ms the try was sent, while it is unanswered. */
   since: number | undefined;
-  /** The error of a failed release that keeps the turn (until a retry is answered, or the key surely ended). */
-  release?: LockRedisError | undefined;
+  /** The error of a failed release that keeps the turn now (until a retry is answered, or the key surely ended). */
+  release?: (() => LockRedisError | undefined) | undefined;
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */

@@ -39,7 +39,7 @@ export interface LeaseContext extends LeaseOwner {
    * Called with a failed release's error, which keeps the turn (`onEnd` comes later), and with undefined
    * once that turn passes: callers waiting for the turn meanwhile fail with that error, not as contention.
    */
-  readonly onReleaseFailed?: ((error: LockRedisError | undefined) => void) | undefined;
+  readonly onReleaseFailed?: ((error: LockRedisError) => void) | undefined;
 }
 
 /** A lease's context; a token the caller chose (`plan.uuid`) is one hold with its other leases here. */
@@ -49,7 +49,7 @@ export function leaseContext(
   token: string,
   permit: number | undefined,
   onEnd?: () => void,
-  onReleaseFailed?: (error: LockRedisError | undefined) => void,
+  onReleaseFailed?: (error: LockRedisError) => void,
 ): LeaseContext {
   const { lease, renewInterval, onLost } = plan;
   const { lockId, store, background } = owner; // not spread: a fixed shape is several times cheaper to make
@@ -92,6 +92,7 @@ export class Lease implements AsyncDisposable {
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
   #releasing: Promise<boolean> | undefined; // release() in flight: another sends nothing, and shares its fate
   #released = false; // a release was sent from here: calls on it stay here (a newer hold of its token is not its)
+  #successor: Lease | undefined; // the newer lease of its token it gave its hold to (`retire`)
   #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
@@ -235,7 +236,6 @@ export class Lease implements AsyncDisposable {
   /** Hands the instance's turn on after a release (`onEnd`, idempotent). */
   #handOver(): void {
     this.#cancelHandOver?.();
-    this.#c.onReleaseFailed?.(undefined);
     this.#c.onEnd?.();
   }
 
@@ -321,6 +321,7 @@ export class Lease implements AsyncDisposable {
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
     this.#retired = true;
+    this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
     successor.#followers.push(...followers, () => this.#reportLoss("taken"));
@@ -346,6 +347,11 @@ export class Lease implements AsyncDisposable {
    */
   releasingThroughLock(): void {
     if (this.#working && this.releasable && !this.#ended) this.#reportLoss("taken");
+  }
+
+  /** @internal The lease that holds this one's hold now: itself, or the newest it was handed on to. */
+  get heir(): Lease {
+    return this.#successor?.heir ?? this;
   }
 
   /** @internal Whether the lease ended by a loss (its signal then carries the reason). */

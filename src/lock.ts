@@ -13,9 +13,16 @@ import { check } from "./validate";
 interface Turn {
   readonly ended: Promise<void>;
   over: boolean;
+  /** The error of its lease's release that failed, keeping the turn until a retry or the key's end. */
+  failed?: LockRedisError | undefined;
   /** The turn this one was taken over (a same-token acquire's): the instance's again once this ends. */
   overtaken: Turn | undefined;
   end(): void;
+}
+
+/** A lease's release failed: while its turn lasts, callers waiting for it fail with `error`. */
+function failed(turn: Turn | undefined, error: LockRedisError): void {
+  if (turn && !turn.over) turn.failed = error;
 }
 
 /**
@@ -34,12 +41,15 @@ export class Lock implements AsyncDisposable {
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
-  readonly #erring: TurnErrors = { error: undefined, at: 0, since: undefined }; // see AcquisitionContext
+  // See AcquisitionContext; a failed release that keeps the turn is the turn's own.
+  readonly #erring: TurnErrors = {
+    error: undefined,
+    at: 0,
+    since: undefined,
+    release: () => this.#turn?.failed,
+  };
   #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
   #notHeld: AbortSignal | undefined;
-  readonly #releaseFailed = (error: LockRedisError | undefined) => {
-    this.#erring.release = error;
-  };
 
   /**
    * Checks the options and creates the lock; sends nothing to Redis.
@@ -61,7 +71,14 @@ export class Lock implements AsyncDisposable {
     let turn: Turn | undefined;
     const plan = { ...settings.plain, uuid: token };
     const lease = new Lease(
-      leaseContext(this.#owner, plan, token, 1, () => turn?.end(), this.#releaseFailed),
+      leaseContext(
+        this.#owner,
+        plan,
+        token,
+        1,
+        () => turn?.end(),
+        (error) => failed(turn, error),
+      ),
       undefined,
     );
     let claiming = false;
@@ -158,7 +175,8 @@ export class Lock implements AsyncDisposable {
     const lease = await this.#acquireLease(config);
     const acquired = this.#acquired;
     const dispose = async () => {
-      if (acquired === this.#acquired) return this[Symbol.asyncDispose]();
+      // No acquisition since, or only of its uuid (one hold, as the instance's current lease): the instance's.
+      if (acquired === this.#acquired || lease.heir === this.#lease) return this[Symbol.asyncDispose]();
       await lease.releaseLast();
     };
     return new Proxy(this, {
@@ -256,7 +274,10 @@ export class Lock implements AsyncDisposable {
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
       if (again) mine = this.#newTurn();
-      const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, this.#releaseFailed);
+      const turnOf = mine;
+      const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
+        failed(turnOf, error),
+      );
       this.#lease = new Lease(held, outcome);
       this.#chosen = plan.uuid;
       return outcome;

@@ -58,9 +58,12 @@ export class TokenLeases {
     const newest = this.newest(uuid);
     const holding = newest?.active ? newest : undefined;
     const marks = new Set<() => void>();
+    let triedOn: Lease | undefined; // the token's lease holding here when the newest try was sent
     const gate: TokenGate = {
       releasing: () => this.settled("releasing", uuid),
       trying: () => {
+        const newest = this.newest(uuid);
+        triedOn = newest?.active ? newest : undefined;
         let unmark!: () => void;
         this.track("trying", uuid, new Promise<void>((resolve) => (unmark = resolve)));
         marks.add(unmark);
@@ -69,16 +72,13 @@ export class TokenLeases {
     };
     const finish = (outcome: Outcome | undefined, lease: Lease | undefined) => {
       try {
+        // Also a lease of the token that held when the refused try went (an acquire started alongside made
+        // it meanwhile, then overtaken): not one that came to hold after, which the refusal says nothing of.
+        const held = holding ?? (triedOn?.active ? triedOn : undefined);
         if (lease) this.add(uuid, lease);
         // Lost only if Redis named another holder: not after a wait here (for the token's renewal in flight).
-        else if (
-          holding &&
-          outcome &&
-          !outcome.acquired &&
-          outcome.reason !== "redis-error" &&
-          !outcome.local
-        )
-          holding.lose("taken");
+        else if (held && outcome && !outcome.acquired && outcome.reason !== "redis-error" && !outcome.local)
+          held.lose("taken");
       } finally {
         for (const unmark of marks) unmark();
       }
