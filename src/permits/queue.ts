@@ -28,12 +28,13 @@ export class FairWaiter extends SubscribedWaiter {
   #refusedAt: number | undefined; // send time of the last refused try: it ran before any later release
   #place = 0; // in line, as the last refused try found it
   #ahead: number | undefined;
+  #clock = 0; // the last `now` sent (`#now`)
 
   constructor(
     token: string,
     plan: AcquirePlan,
     events: LockEvents | undefined,
-    leave: (member: string, stayMs: number) => Promise<void>,
+    leave: (member: string, stayMs: number, now: number) => Promise<void>,
     background: (work: Promise<unknown>) => void,
   ) {
     super(events, plan, true);
@@ -42,7 +43,7 @@ export class FairWaiter extends SubscribedWaiter {
     this.member = `${id}:${Math.min(plan.lease, this.#standIn)}:${token}`;
     this.#id = id;
     this.#named = `granted:${id}:`;
-    this.#leave = () => background(leave(this.member, this.#standIn));
+    this.#leave = () => background(leave(this.member, this.#standIn, this.#now()));
     this.#background = background;
   }
 
@@ -50,7 +51,17 @@ export class FairWaiter extends SubscribedWaiter {
     super.trying(lastTry);
     this.#sentAt = monotonicNow();
     this.#lastTry = lastTry;
-    return { member: this.member, now: Date.now(), entryMs: this.#standIn, lastTry };
+    return { member: this.member, now: this.#now(), entryMs: this.#standIn, lastTry };
+  }
+
+  /**
+   * The wall clock for a try or the leave, strictly later than the last sent, though the clock stepped back or
+   * two went in one millisecond: the line takes a try sent no later than its leave, or than the try that took
+   * a permit, for a late copy (`takePermit`), so a later one must say it is later.
+   */
+  #now(): number {
+    this.#clock = Math.max(Date.now(), this.#clock + 1);
+    return this.#clock;
   }
 
   override answered(take: Take | undefined): void {

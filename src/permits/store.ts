@@ -34,24 +34,15 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
       runScript(target, operation, script, keys, args);
     const flag = fair ? "1" : "0";
-    // A release's permit, lease and hold come last: an undo or a leave sends none (any permit).
+    // Then now (ms; a leave's is its waiter's clock), a release's permit, lease and hold: an undo sends none.
     const release = (token: string, id: string, matching: boolean, leaving = "", ...rest: ScriptArgument[]) =>
-      run("release", releasePermit, [
-        token,
-        id,
-        matching ? "1" : "0",
-        channelKey,
-        flag,
-        leaving,
-        Date.now(),
-        ...rest,
-      ]);
+      run("release", releasePermit, [token, id, matching ? "1" : "0", channelKey, flag, leaving, ...rest]);
     // A waiter leaves the line, handing on a permit granted it meanwhile: the release that handed it listed
     // the waiter by its id in line. Its name in line is `<id>:<grant ms>:<token>`; its deadline moves to
-    // `stayMs` from now, so that every try it sent is older. Never rejects.
-    const leave = async (member: string, stayMs: number) => {
+    // `stayMs` from `now` (its clock, later than any try it sent). Never rejects.
+    const leave = async (member: string, stayMs: number, now: number) => {
       const [id = "", , ...token] = member.split(":");
-      await release(token.join(":"), id, true, member, 0, stayMs).catch(() => undefined);
+      await release(token.join(":"), id, true, member, now, 0, stayMs).catch(() => undefined);
     };
     return {
       waiter: (token, plan, background) => {
@@ -83,11 +74,11 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         return { kind: "held", pttl: detail, ahead: third, place };
       },
       async undo(token, nonce) {
-        await release(token, nonce, true).catch(() => undefined);
+        await release(token, nonce, true, "", Date.now()).catch(() => undefined);
       },
       async release(token, lease, permit, { id, hold } = anyHold()) {
         // Each call has its own id, so that its receipt answers only its own re-runs.
-        const [released] = await release(token, id, false, "", permit ?? 0, lease, hold);
+        const [released] = await release(token, id, false, "", Date.now(), permit ?? 0, lease, hold);
         return released === 1;
       },
       async extend(token, amount, lease, permit, { id, hold } = anyHold()) {
