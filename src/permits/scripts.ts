@@ -15,18 +15,17 @@ import { RECENT, TRIES } from "../scripts/tries";
 // or leave frees a permit only once all on its list were abandoned.
 // Field "x" names the tries that must take nothing (newest first, about 20): those on a permit's list when it
 // was freed, and undone ones that took nothing (a copy its client gave up on may still arrive).
-// A fair waiter that left the line (gave up, made its last try, or took a permit) keeps its deadline until
-// swept, moved to the leaving try's (or leave's) own: a try of a waiter with a deadline and no place, sent no
-// later than that (a late copy its client re-sent), neither queues nor takes, unless its token holds. A later
-// try goes on as any (a taking try's reply lost, its undo frees the permit and the waiter tries on). One a
-// release handed a permit leaves both (it may still try, its grant run out): its id, buried with the
-// permit's list when that is released, refuses its tries' late copies.
+// A fair waiter that left the line (gave up, made its last try, took a permit, or a release handed it one)
+// keeps a deadline until swept, moved to the leaving try's (or leave's) own: a try of a waiter with a
+// deadline and no place, sent no later than that (a late copy its client re-sent; a waiter's clock only
+// moves forward), neither queues nor takes, unless its token holds. A later try goes on as any (a taking
+// try's reply lost, its undo frees the permit and the waiter tries on; a grant ran out). The id of one a
+// release handed a permit, buried with the permit's list when that is released, refuses its copies too.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
 // Shared: keep(key, ms) makes at least ms remain; permits(only) is the KEYS range of permit `only` (0: all);
-// announce publishes on the channel of ARGV[4] (take and release pass it there); depart(member, deadline)
-// moves a listed waiter's deadline later (ARGV[7] is now in both).
+// announce publishes on the channel of ARGV[4] (take and release pass it there).
 const COMMON = `local queue, deadlines, places, receipts = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local function keep(key, ms)
   if redis.call("PTTL", key) < tonumber(ms) then
@@ -56,11 +55,6 @@ end
 local function dequeue(...)
   redis.call("ZREM", queue, ...)
   redis.call("ZREM", deadlines, ...)
-end
-local function depart(member, deadline)
-  if redis.call("ZADD", deadlines, "XX", "GT", "CH", deadline, member) == 1 then
-    keep(deadlines, deadline - tonumber(ARGV[7]) + 60000)
-  end
 end
 local function sweep(now)
   local expired = redis.call("ZRANGEBYSCORE", deadlines, "-inf", "(" .. now)
@@ -122,6 +116,15 @@ end
 if left and not mine then
   return {0, 0, 0, 0}
 end
+local function leave(listed)
+  redis.call("ZREM", queue, member)
+  if listed then
+    redis.call("ZADD", deadlines, "XX", "GT", now + stay, member)
+  else
+    redis.call("ZADD", deadlines, "GT", now + stay, member)
+  end
+  keep(deadlines, stay + 60000)
+end
 local slot = mine
 if not slot and free and (not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees) then
   slot = free
@@ -129,9 +132,7 @@ end
 if not slot then
   local ahead, place = 0, 0
   if fair and ARGV[9] == "1" then
-    redis.call("ZREM", queue, member)
-    redis.call("ZADD", deadlines, "GT", now + stay, member)
-    keep(deadlines, stay + 60000)
+    leave()
   elseif fair then
     place = redis.call("ZSCORE", queue, member)
     if not place then
@@ -164,8 +165,7 @@ else
 end
 keep(receipts, tonumber(ARGV[3]))
 if fair then
-  redis.call("ZREM", queue, member)
-  depart(member, now + stay)
+  leave(true)
 end
 if slot ~= mine then
   announce("acquired")
@@ -223,7 +223,9 @@ export const releasePermit = /* @__PURE__ */ defineScript(
   `local token, id, matching, fair = ARGV[1], ARGV[2], ARGV[3] == "1", ARGV[5] == "1"
 if ARGV[6] ~= "" then
   redis.call("ZREM", queue, ARGV[6])
-  depart(ARGV[6], tonumber(ARGV[7]) + tonumber(ARGV[9]))
+  if redis.call("ZADD", deadlines, "XX", "GT", "CH", tonumber(ARGV[7]) + tonumber(ARGV[9]), ARGV[6]) == 1 then
+    keep(deadlines, tonumber(ARGV[9]) + 60000)
+  end
 end
 local ran = not matching and answered(redis.call("HGET", receipts, "r"), id)
 if ran then
@@ -284,7 +286,7 @@ if fair then
       redis.call("SET", KEYS[held], heir, "PX", grant)
       redis.call("HSET", receipts, held - 5, waiter)
       keep(receipts, tonumber(grant))
-      dequeue(line[j])
+      redis.call("ZREM", queue, line[j])
       message = "granted:" .. waiter .. ":" .. line[j + 1] .. ":" .. grant .. ":" .. (held - 5)
       break
     end

@@ -1223,8 +1223,12 @@ export function describeSemaphoreContract(
         expect(sections.most()).toBe(limit);
         expect(sections.aborted()).toEqual([]);
         await semaphore.pending;
+        // Nobody holds, nobody is in line. (The deadlines of waiters served after queueing stay until their
+        // time passes: they refuse late copies of those waiters' tries.)
         const { permits, queue } = permitStoreKeys(id, limit);
-        expect(await existing(client, [...permits, ...queue])).toEqual(clientsOf(client).map(() => 0));
+        expect(await existing(client, [...permits, queue[0] as string])).toEqual(
+          clientsOf(client).map(() => 0),
+        );
       },
     );
 
