@@ -36,8 +36,8 @@ export interface LeaseContext extends LeaseOwner {
    */
   readonly onEnd?: (() => void) | undefined;
   /**
-   * Called with a failed release's error, which keeps the turn (`onEnd` comes later), and with undefined
-   * once that turn passes: callers waiting for the turn meanwhile fail with that error, not as contention.
+   * Called with a failed release's error, which keeps the turn (`onEnd` comes later): callers waiting for
+   * the turn meanwhile fail with that error, not as contention (the Lock keeps it on that turn only).
    */
   readonly onReleaseFailed?: ((error: LockRedisError) => void) | undefined;
 }
