@@ -79,7 +79,9 @@ end
  * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms
  * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without: pttl the
  *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
- *          is not this waiter's turn), ahead the waiters before it, place its place in line (0: none).
+ *          is not this waiter's turn; -1 for a late copy, which takes nothing: held, for how long unknown, so
+ *          that a live waiter that reaches it keeps its backoff), ahead the waiters before it, place its place
+ *          in line (0: none).
  */
 export const takePermit = /* @__PURE__ */ defineScript(
   "acquire",
@@ -88,7 +90,7 @@ export const takePermit = /* @__PURE__ */ defineScript(
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
 local gone = redis.call("HGET", receipts, "x") or ""
 if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
-  return {0, 0, 0, 0}
+  return {0, -1, 0, 0}
 end
 local stay, deadline = tonumber(ARGV[8]), fair and redis.call("ZSCORE", deadlines, member)
 local left = deadline and not redis.call("ZSCORE", queue, member) and now + stay <= tonumber(deadline)
@@ -114,7 +116,7 @@ for i = first, last do
   end
 end
 if left and not mine then
-  return {0, 0, 0, 0}
+  return {0, -1, 0, 0}
 end
 local function leave(listed)
   redis.call("ZREM", queue, member)
