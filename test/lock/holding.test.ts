@@ -3,7 +3,7 @@ import { type EvalClient, type Lease, Lock, LockLostError } from "../../src/inde
 import { releaseLock } from "../../src/scripts/lock";
 import { abortTime, pause, within } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
-import { sha1 } from "./support/scripts";
+import { sha1 } from "../support/scripts";
 
 const redis = newRedis();
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
-import { allScripts, sha1 } from "./support/scripts";
+import { allScripts, sha1 } from "../support/scripts";
 
 /** The SHA-1 the library computes for a script text (with Web Crypto, asynchronously). */
 async function libraryDigest(text: { sha1(): Promise<string | undefined> }): Promise<string | undefined> {

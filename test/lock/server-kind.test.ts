@@ -10,7 +10,7 @@ import { type RedisServerHandle, startRedisServer } from "../../stack/redis-serv
 import { waitUntil } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
 import { uniqueId } from "../support/redis";
-import { allScripts, sha1 } from "./support/scripts";
+import { allScripts, sha1 } from "../support/scripts";
 
 const scripts = Object.values(allScripts);
 const { takeLock, releaseLock } = allScripts;

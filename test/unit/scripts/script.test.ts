@@ -1,11 +1,9 @@
-import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { KEY_LOCKING_SHEBANG } from "../../../src/scripts/script";
-import { allScripts } from "../../support/scripts";
+import { allScripts, sha1 } from "../../support/scripts";
 
-const sha1 = (text: string) => createHash("sha1").update(text, "utf8").digest("hex");
-const byName = [...allScripts];
+const byName = Object.entries(allScripts);
 
 describe("script definitions", () => {
   it.each(byName)("%s: each form's SHA-1 is that of the text sent", async (_name, script) => {
@@ -23,7 +21,7 @@ describe("script definitions", () => {
         ),
       ].map((match) => match[1]),
     );
-    expect(new Set(allScripts.keys())).toEqual(new Set(defined));
+    expect(new Set(Object.keys(allScripts))).toEqual(new Set(defined));
     const elsewhere = readdirSync(new URL("../../../src/", import.meta.url), {
       recursive: true,
       encoding: "utf8",
