@@ -11,6 +11,7 @@ import { companionKey } from "../../src/keys";
 import { readAll } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint } from "./support/endpoints";
+import { waitUntil } from "./support/time";
 
 interface Entry {
   path: string;
@@ -44,7 +45,6 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const replay = async (e: Entry) =>
   (await fetch(sharedEndpoint().url + e.path, { method: "POST", headers: e.headers, body: e.body })).text();
 
@@ -87,7 +87,7 @@ describe.each(kinds)(
           const waiting = take(make(id, viaCapture as never), {
             retry: { attempts: 40, delay: 50, maxDelay: 100 },
           });
-          while (!log.some((e) => e.reply?.includes('"result":[0,'))) await pause(5);
+          await waitUntil(() => log.some((e) => e.reply?.includes('"result":[0,')), "a queued try's reply");
           const queuedTry = log.find((e) => e.reply?.includes('"result":[0,')) as Entry;
           if (via === "grant") await h?.release(); // hands the permit to the waiter
           const w = await waiting;
@@ -103,7 +103,7 @@ describe.each(kinds)(
           await direct.del(keyOf(id));
           expect({ holder, reply, age: age < 2_000 }).toEqual({
             holder: null,
-            reply: '[{"result":[0,0,0,0]}]',
+            reply: '[{"result":[0,-1,0,0]}]',
             age: true,
           });
         });
