@@ -257,11 +257,16 @@ export class Lease implements AsyncDisposable {
     // add `*` to the hold's list, which the try's undo (its caller gave up on it) could then not free.
     this.#c.tokens?.track("releasing", token, landed(request, lease));
     this.#extending += 1;
-    const answered = () => {
+    const sentAt = monotonicNow();
+    // Answered after `#observe` gave up on it (Redis frozen, a slow reply), it goes on as a renewal's late
+    // answer does: it confirms the longer hold, or, the loss reported meanwhile, it renewed a hold nobody has.
+    const answered = (answer?: Observation) => {
       this.#extending -= 1;
+      if (answer && this.#ended) this.#dropStray(answer);
+      else if (answer) this.#confirmIfHeld(sentAt, answer);
     };
     void request.then(answered, (error) => error instanceof LockRedisError && error.refused && answered());
-    return this.#observe("extend", request, monotonicNow());
+    return this.#observe("extend", request, sentAt);
   }
 
   /**
@@ -536,9 +541,20 @@ export class Lease implements AsyncDisposable {
    * hold for another lease or process by now, whose hold this would end.
    */
   #releaseStray(): void {
-    if (this.#strayReleased || this.#c.tokens || !this.releasable) return;
+    if (this.#strayReleased || this.#released || this.#c.tokens || !this.releasable) return;
     this.#strayReleased = true;
-    this.#c.background(this.#releaseAfterTries().then(() => (this.#gone = true)));
+    const releasing = this.#releaseAfterTries().then(() => {
+      this.#gone = true;
+      return false;
+    });
+    // A `release()` meanwhile (from onLost, or the `finally` of work the signal stopped) waits for this one
+    // (one command), and says false: the lease was lost. Failed, a later `release()` may try again.
+    this.#releasing = releasing;
+    this.#c.background(
+      releasing.catch(() => {
+        if (this.#releasing === releasing) this.#releasing = undefined;
+      }),
+    );
   }
 
   #confirmIfHeld(sentAt: number, answer: Observation): void {
