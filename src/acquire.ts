@@ -129,7 +129,7 @@ export async function acquire({
     const abandon = () => {
       abandoned ??= request.then(
         (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
-        () => undo(),
+        (error) => (error instanceof LockRedisError && error.refused ? undefined : undo()), // refused: it ran nothing
       );
     };
     // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait

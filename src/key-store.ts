@@ -15,6 +15,7 @@ import {
   type StoreTarget,
   type Take,
   type TakeRequest,
+  undoing,
 } from "./store";
 
 /** A lock whose key lives on one Redis (a single server, a replicated primary, or a cluster). */
@@ -43,8 +44,8 @@ export function keyStore(target: StoreTarget): LockStore {
         return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1, hold: nonce };
       return { kind: "held", pttl: detail };
     },
-    async undo(token, nonce) {
-      await runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]).catch(() => undefined);
+    async undo(token, nonce, lease) {
+      await undoing(() => runScript(target, "release", releaseLock, releasing, [token, nonce, "1"]), lease);
     },
     async release(token, lease, _permit, { id, hold } = anyHold()) {
       // Each call has its own id, so that its receipt answers only its own re-runs.

@@ -36,7 +36,14 @@ export function abortable<T>(
     };
     if (signal.aborted) return void onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
-    void work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    // Off in the tick `work` settles: an abort a microtask later must not abandon (undo) a try that won.
+    const settled =
+      <A>(settle: (value: A) => void) =>
+      (value: A) => {
+        signal.removeEventListener("abort", onAbort);
+        settle(value);
+      };
+    void work.then(settled(resolve), settled(reject));
   });
 }
 

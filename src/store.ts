@@ -1,3 +1,4 @@
+import { backgroundTimer, monotonicNow } from "./clock";
 import { type InstanceFailure, type LockOperation, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import type { AcquirePlan } from "./options";
@@ -136,6 +137,26 @@ export async function runScript(
   } catch (error) {
     const secret = typeof args[0] === "string" ? args[0] : undefined;
     throw new LockRedisError(target.lockId, operation, error, { refused: isRefusal(error), secret });
+  }
+}
+
+/**
+ * Sends an undo until Redis answers it (or refuses it: it ran nothing, nor will a copy), at most 4 times, 100
+ * ms then 4× longer apart, while its try's lease may still hold (`lease` ms): one lost in an outage left the
+ * key held for nobody for the lease. Sent again it does no harm: an undo acts on its try's request id only.
+ * Never rejects.
+ */
+export async function undoing(send: () => Promise<unknown>, lease: number): Promise<void> {
+  const until = monotonicNow() + lease;
+  for (let wait = 100; ; wait *= 4) {
+    try {
+      await send();
+      return;
+    } catch (error) {
+      const refused = error instanceof LockRedisError && error.refused;
+      if (refused || wait > 1_600 || monotonicNow() + wait >= until) return;
+    }
+    await new Promise((resolve) => backgroundTimer(wait, () => resolve(undefined)));
   }
 }
 

@@ -81,8 +81,9 @@ export class FairWaiter extends SubscribedWaiter {
 
   override close(abandoned: Promise<unknown> | undefined): void {
     super.close();
+    // One leave covers a try still in flight too: sent later, it makes that try's copy a late one (`takePermit`).
     if (this.queued) this.#leave();
-    if (abandoned) this.#background(abandoned.then(this.#leave));
+    else if (abandoned) this.#background(abandoned.then(this.#leave));
   }
 
   /**

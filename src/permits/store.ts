@@ -10,6 +10,7 @@ import {
   type StoreMaker,
   type StoreTarget,
   type Take,
+  undoing,
 } from "../store";
 import { upstashFeedOf } from "../wake/upstash";
 import { FairWaiter } from "./queue";
@@ -73,8 +74,8 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined, hold: nonce };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
-      async undo(token, nonce) {
-        await release(token, nonce, true, "", Date.now()).catch(() => undefined);
+      async undo(token, nonce, lease) {
+        await undoing(() => release(token, nonce, true, "", Date.now()), lease);
       },
       async release(token, lease, permit, { id, hold } = anyHold()) {
         // Each call has its own id, so that its receipt answers only its own re-runs.
