@@ -17,7 +17,7 @@ describe("quorum: the let-go of a lease found lost, landing late on a member its
     const all = members();
     const [a, b, c] = all as [(typeof all)[number], (typeof all)[number], (typeof all)[number]];
     const id = uniqueId("quorum-let-go");
-    const uuid = crypto.randomUUID();
+    const uuid: string = crypto.randomUUID();
     const lockOf = () => new Lock({ id, redis: quorum(all.map((member) => member.faulty)), lease: LEASE_MS });
     const first = lockOf();
     await first.acquire().then(() => first.release()); // the scripts are cached
@@ -32,7 +32,10 @@ describe("quorum: the let-go of a lease found lost, landing late on a member its
     expect(await second.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
     c.passThrough.faults.reset();
     await pause(2_500); // the late requests landed on a
-    expect(await Promise.all(all.map((member) => member.direct.get(id)))).toEqual([uuid, uuid, null]);
+    // a and b hold the newer lease; c's take may have got in with its client's re-send, after the round was
+    // decided (busy machines: 2 in 6 runs), which is the newer lease's too.
+    const [onA, onB, onC] = await Promise.all(all.map((member) => member.direct.get(id)));
+    expect([onA, onB, [uuid, null].includes(onC as string | null)]).toEqual([uuid, uuid, true]);
     expect(await lockOf().acquire({ retry: { attempts: 1 } })).toBe(false);
     expect(await second.release()).toBe(true);
   }, 30_000);
