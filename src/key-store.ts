@@ -57,8 +57,8 @@ export function keyStore(target: StoreTarget): LockStore {
       const args = [token, id, amount, lease, hold];
       return observation(await runScript(target, "extend", extendLock, releasing, args));
     },
-    async renew(token, lease, _permit, confirm = true) {
-      const args = confirm ? [token, lease] : [token, lease, "0"];
+    async renew(token, lease, _permit, confirm = true, hold = "") {
+      const args = [token, lease, confirm ? "1" : "0", hold];
       return observation(await runScript(target, "renew", renewLock, taking, args));
     },
     async status(token, _lease, _permit, confirm = true) {

@@ -333,7 +333,14 @@ function quorumStore(
       ),
     renew: (token, lease, known, confirm, hold) =>
       onPermit(token, lease, known, (permit) =>
-        observe("renew", lease, token, permit, (member) => member.renew(token, lease, permit, confirm), hold),
+        observe(
+          "renew",
+          lease,
+          token,
+          permit,
+          (member) => member.renew(token, lease, permit, confirm, hold),
+          hold,
+        ),
       ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.

@@ -93,7 +93,8 @@ export interface LockStore {
   /**
    * Makes at least `lease` ms remain, never less than is left. `confirm` (default true): as for `status`;
    * false for a hold a try of this process took (its id on the hold's list already does that job).
-   * `hold` (`HoldCall.hold`): a quorum that finds it lost lets go of that hold only.
+   * `hold` (`HoldCall.hold`): the hold renewed (a late copy leaves a newer hold of the token alone), and the one
+   * a quorum that finds it lost lets go of; "" (default): any hold of the token.
    */
   renew(
     token: string,

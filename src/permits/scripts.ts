@@ -349,7 +349,8 @@ return {1, target}
  * or leave of a try abandoned earlier frees the permit (an extend's `*` stays on it);
  * unless ARGV[2] is -1, which only looks, or ARGV[4] is "0" (as in {@link renewLock}).
  * ARGV[1]  token; ARGV[2] lease, ms (0: status; -1: status that confirms nothing); ARGV[3] the permit held, if known (only it counts), or 0
- * ARGV[4]  "0": a renewal of a hold a try of this process took, which adds no `*`
+ * ARGV[4]  "0": a renewal of a hold a try of this process took, which adds no `*`; ARGV[5] the id naming the
+ *          hold, or "" (as in {@link renewLock}: a late copy leaves a newer hold of the token alone)
  * Returns  {1, pttl, permit} when the token holds a permit, {0, -2} otherwise.
  */
 export const renewPermit = /* @__PURE__ */ defineScript(
@@ -357,10 +358,10 @@ export const renewPermit = /* @__PURE__ */ defineScript(
   TRIES,
   COMMON,
   `local at, lease = holding(ARGV[1], tonumber(ARGV[3])), tonumber(ARGV[2])
-if not at then
+local listed = at and redis.call("HGET", receipts, at - 5)
+if not at or not owns(listed, ARGV[5]) then
   return {0, -2}
 end
-local listed = redis.call("HGET", receipts, at - 5)
 if listed and lease >= 0 and ARGV[4] ~= "0" and not tried(listed, "*") then
   redis.call("HSET", receipts, at - 5, listed .. " *")
 end

@@ -86,8 +86,10 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         const args = [token, id, amount, permit ?? 0, lease, hold];
         return observation(await run("extend", extendPermit, args));
       },
-      async renew(token, lease, permit, confirm = true) {
-        return observation(await run("renew", renewPermit, [token, lease, permit ?? 0, confirm ? 1 : 0]));
+      async renew(token, lease, permit, confirm = true, hold = "") {
+        return observation(
+          await run("renew", renewPermit, [token, lease, permit ?? 0, confirm ? 1 : 0, hold]),
+        );
       },
       async status(token, _lease, permit, confirm = true) {
         return observation(await run("status", renewPermit, [token, confirm ? 0 : -1, permit ?? 0]));

@@ -197,8 +197,11 @@ return {1, target}
  * which only looks, or ARGV[3] is "0": the renewal of a hold a try of this process took, whose id stays on
  * the list (a late copy of it, landing on a newer hold of the token, must leave that hold's tries to undo).
  * The grant lives as long as the key, to name the hold's tries once it is released.
+ * A renewal names its lease's hold (ARGV[4], `owns`): a late copy of it (its client re-sent it), landing on a
+ * newer hold of the token (a uuid acquired again), neither renews that hold nor reads it as its own.
  * KEYS[2]  grant key
  * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing); ARGV[3] "0": a renewal that adds no `*`
+ * ARGV[4]  the id naming the hold, or "" (a status check, a seeded token's lease): any hold of the token
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
 export const renewLock = /* @__PURE__ */ defineScript(
@@ -207,12 +210,15 @@ export const renewLock = /* @__PURE__ */ defineScript(
   `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return {0, -2}
 end
+local grant = redis.call("GET", KEYS[2])
+if not owns(grant, ARGV[4]) then
+  return {0, -2}
+end
 local remaining, lease = redis.call("PTTL", KEYS[1]), tonumber(ARGV[2])
 if remaining >= 0 and remaining < lease then
   redis.call("PEXPIRE", KEYS[1], lease)
   remaining = lease
 end
-local grant = redis.call("GET", KEYS[2])
 if grant and lease >= 0 then
   local marked = (ARGV[3] == "0" or tried(grant, "*")) and grant or grant .. " *"
   redis.call("SET", KEYS[2], marked, "PX", math.max(1, remaining, redis.call("PTTL", KEYS[2])))
