@@ -1,7 +1,7 @@
 import type { LuaScript, ScriptText } from "../scripts/script";
 import { describeValue } from "../validate";
-import { isClientTimeout } from "./failure";
-import { normalizeReply, type ScriptReply } from "./reply";
+import { isClientTimeout, summarize } from "./failure";
+import { readReply, type ScriptReply } from "./reply";
 
 /** A value a script argument may take; numbers are sent as their decimal text. */
 export type ScriptArgument = string | number;
@@ -158,18 +158,19 @@ function clientRunners(client: RedisClient): RunnerFor {
   };
 
   return (keyLocking) => async (script, keys, args) => {
-    if (!keyLocking || refusesKeyLocking) return normalizeReply(await send(script, keys, args));
+    if (!keyLocking || refusesKeyLocking) return readReply(await send(script, keys, args));
     try {
-      return normalizeReply(await send(script.keyLocked, keys, args));
+      return readReply(await send(script.keyLocked, keys, args));
     } catch (error) {
       // Refused, the script never ran: resend it. Redis 7 and Valkey name the flag; Redis 6 says "near '#'".
       if (!matches(error, /shebang|near '#'|(unknown|invalid|unexpected) (script )?flag/i)) throw error;
       refusesKeyLocking = true;
-      return normalizeReply(await send(script, keys, args));
+      return readReply(await send(script, keys, args));
     }
   };
 }
 
+/** Matched on what Redis said only: a client's message quotes the command too, whose keys may hold anything. */
 function matches(error: unknown, pattern: RegExp): boolean {
-  return error instanceof Error && pattern.test(error.message);
+  return error instanceof Error && pattern.test(summarize(error));
 }

@@ -1,12 +1,15 @@
 // Failures told safely: client errors quote the whole command ("command was: [...]"), script and token too.
 
-/** Errors Redis (or the REST endpoint) gives for a request that cannot succeed however often it is sent. */
+/**
+ * Errors Redis (or the REST endpoint) gives for a request that cannot succeed however often it is sent. A
+ * redirection reaches the lock only through a client that cannot follow it (not a cluster client: cluster
+ * clients follow it, and one that gave up says so first, "Too many Cluster redirections").
+ */
 const REFUSAL =
-  /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|Unauthorized|Forbidden)\b|invalid token|unknown command|wrong number of arguments|syntax error|Error running script|@user_script|^ERR .*script/i;
+  /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|Unauthorized|Forbidden|MOVED|ASK|CROSSSLOT)\b|invalid token|unknown command|wrong number of arguments|syntax error|Error running script|@user_script|^ERR .*script/i;
 
 /** Errors of a moment (a failover, memory, loading, a busy or resharding server), also when a script quotes them. */
-const PASSING =
-  /(^|-)(READONLY|OOM|MASTERDOWN|LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|NOREPLICAS|MISCONF)\b/i;
+const PASSING = /(^|-)(READONLY|OOM|MASTERDOWN|LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|MISCONF)\b/i;
 
 /** An error reply's code ("ERR", "READONLY", ...): Redis was reached and answered. Not a socket's (ECONNRESET). */
 const REPLY_ERROR = /^(ERR|EXECABORT|(?!E)[A-Z][A-Z_]+)\s/;
@@ -40,12 +43,13 @@ export function isRefusal(error: unknown): boolean {
 
 /**
  * Whether `error` is a client's own timeout (ioredis `commandTimeout`, node-redis `TimeoutError` and socket
- * timeouts, a fetch `TimeoutError`): Redis was reached and did not answer in time; the request may still run.
+ * timeouts, a fetch `TimeoutError`, a request the client gave up on itself: `GivenUpError`): Redis was reached
+ * and did not answer in time; the request may still run.
  */
 export function isClientTimeout(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return (
-    /^(Socket)?TimeoutError$/.test(error.name) ||
+    /^(Socket)?TimeoutError$|^GivenUpError$/.test(error.name) ||
     /^(Socket)?TimeoutError$/.test(error.constructor.name) ||
     /^Command timed out\b/.test(error.message)
   );

@@ -23,6 +23,24 @@ export class UnreadableReplyError extends TypeError {
 }
 
 /**
+ * A whole reply of nil, which no script of the library's returns: the client gave the request up itself and
+ * made one up (@upstash/redis with an aborted `signal` answers so, whether it sent the request or not). Read
+ * as a client's own timeout: Redis may not have been asked, or the request may have run.
+ */
+export class GivenUpError extends Error {
+  override name = "GivenUpError";
+}
+
+/** {@link normalizeReply} of a whole reply, which is never nil (see {@link GivenUpError}). */
+export function readReply(value: unknown): ScriptReply {
+  if (value === null || value === undefined)
+    throw new GivenUpError(
+      "the client answered nil itself (a request it gave up on, e.g. an aborted `signal`)",
+    );
+  return normalizeReply(value);
+}
+
+/**
  * A client's script reply as numbers, lists and null. Integers arrive as numbers, strings (ioredis
  * `stringNumbers`, node-redis `typeMapping` to String), bigints or buffers; nil as null or undefined.
  * @throws {UnreadableReplyError} on anything else: the client was set up in a way the lock cannot read.

@@ -1,5 +1,5 @@
-import { Cluster } from "ioredis";
-import { createCluster } from "redis";
+import { Cluster, Redis as IoRedis } from "ioredis";
+import { createClient, createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashSlot } from "../../src/hash-slot";
 import { Debounce, Lock } from "../../src/index";
@@ -136,5 +136,52 @@ describe.each<[string, Connect]>([
 
   it("emitted no client errors", () => {
     expect(errors).toEqual([]);
+  });
+});
+
+// Review helper-90 (2026-12-05): a plain client pointed at one master got MOVED for a lock another master
+// serves, which the lock took for an error of the moment: 40 tries for `attempts: 40`, then "not refused".
+// Only a client that cannot follow a redirection hands one back: the lock now takes it for a refusal.
+describe.each<[string, (port: number) => Promise<Connected>]>([
+  [
+    "ioredis",
+    async (port) => {
+      const client = new IoRedis(port, "127.0.0.1", { lazyConnect: true });
+      client.on("error", () => {});
+      await client.connect();
+      return { client, close: async () => client.disconnect() };
+    },
+  ],
+  [
+    "node-redis",
+    async (port) => {
+      const client = createClient({ url: `redis://127.0.0.1:${port}` });
+      client.on("error", () => {});
+      await client.connect();
+      return { client, close: async () => client.destroy() };
+    },
+  ],
+])("%s's plain client on one master of the cluster", (_name, connect) => {
+  it("is refused at once for a lock another master serves (MOVED), not retried", async () => {
+    const ranges = await slotRanges();
+    const [first] = cluster.nodes;
+    const elsewhere = ranges.find((range) => range.port !== first?.port) as (typeof ranges)[number];
+    let n = 0;
+    while (!(hashSlot(`moved:${n}`) >= elsewhere.start && hashSlot(`moved:${n}`) <= elsewhere.end)) n += 1;
+    const connected = await connect(first?.port as number);
+    try {
+      const lock = new Lock({ id: `moved:${n}`, redis: connected.client, lease: 3_000 });
+      const error = await lock.acquire({ retry: { attempts: 40, delay: 50 } }).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(error).toMatchObject({
+        name: "LockRedisError",
+        refused: true,
+        reason: expect.stringMatching(/MOVED/),
+      });
+    } finally {
+      await connected.close();
+    }
   });
 });
