@@ -260,13 +260,16 @@ export class Lease implements AsyncDisposable {
     const sentAt = monotonicNow();
     // Answered after `#observe` gave up on it (Redis frozen, a slow reply), it goes on as a renewal's late
     // answer does: it confirms the longer hold, or, the loss reported meanwhile, it renewed a hold nobody has.
+    // It starts no lease (a seeded token's): only an answer in time does, which the Lock then gives its turn.
     const answered = (answer?: Observation) => {
       this.#extending -= 1;
       if (answer && this.#ended) this.#dropStray(answer);
-      else if (answer) this.#confirmIfHeld(sentAt, answer);
+      else if (answer && this.#confirmed) this.#confirmIfHeld(sentAt, answer);
     };
     void request.then(answered, (error) => error instanceof LockRedisError && error.refused && answered());
-    return this.#observe("extend", request, sentAt);
+    const held = await this.#observe("extend", request, sentAt);
+    // Answered past the local deadline: the lease was reported lost, and the key it extended is released.
+    return held && this.#lossReason === undefined;
   }
 
   /**
@@ -552,6 +555,7 @@ export class Lease implements AsyncDisposable {
     this.#releasing = releasing;
     this.#c.background(
       releasing.catch(() => {
+        this.#strayReleased = false; // a late answer that finds the key held again sends another
         if (this.#releasing === releasing) this.#releasing = undefined;
       }),
     );

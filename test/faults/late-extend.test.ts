@@ -76,6 +76,58 @@ describe("an extend() answered after it threw", () => {
   }, 15_000);
 });
 
+// Review helper-92 (2026-12-05), on the first version of the late extend answer:
+describe("an extend() answered late, round two", () => {
+  it("after a stray release that failed: the late answer sends another, and the key is freed", async () => {
+    const id = uniqueId("late-extend-stray-retry");
+    const onLost = vi.fn();
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 1_000, onLost }));
+    expect(await lock.acquire()).toBe(true);
+    wire().passThrough.faults.delayRepliesNext(1, 2_500); // the extend runs now; its answer comes late
+    const extending = lock.extend(8_000).then(
+      () => "answered",
+      (error: Error) => error.name,
+    );
+    await pause(100);
+    wire().passThrough.faults.refuse(3); // the stray release at the loss fails, never run
+    await waitUntil(() => reasons(onLost).length > 0, "the loss");
+    await pause(100);
+    wire().passThrough.faults.reset();
+    expect(await extending).toBe("LockRedisError");
+    await waitUntil(async () => (await wire().direct.exists(id)) === 0, "the stray key released", {
+      timeoutMs: 5_000,
+    });
+    expect(reasons(onLost)).toEqual(["expired"]);
+  }, 15_000);
+
+  it("answered past the local deadline: false, as the lease was lost (3/3 said true)", async () => {
+    const id = uniqueId("late-extend-past-deadline");
+    const onLost = vi.fn();
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 1_000, onLost }));
+    expect(await lock.acquire()).toBe(true);
+    await pause(850);
+    wire().passThrough.faults.delayRepliesNext(1, 400);
+    expect(await lock.extend(5_000)).toBe(false);
+    expect(reasons(onLost)).toEqual(["expired"]);
+    await waitUntil(async () => (await wire().direct.exists(id)) === 0, "the stray key released");
+  }, 15_000);
+
+  it("of a seeded uuid: starts no lease (one active without the instance's turn let acquire() send tries)", async () => {
+    const id = uniqueId("late-extend-seeded");
+    const uuid = crypto.randomUUID();
+    const owner = new Lock({ id, redis: wire().direct, lease: 10_000 });
+    expect(await owner.acquire({ uuid })).toBe(true);
+    const seeded = new Lock({ id, redis: wire().faulty, lease: 1_000, uuid });
+    wire().passThrough.faults.delayRepliesNext(1, 1_300);
+    await expect(seeded.extend(5_000)).rejects.toMatchObject({ name: "LockRedisError" });
+    await pause(500); // the answer, "held", landed
+    expect(seeded.remainingMs).toBe(0);
+    expect(await seeded.extend(0)).toBe(true); // answered in time, it starts the lease
+    expect(seeded.remainingMs).toBeGreaterThan(0);
+    expect(await owner.release()).toBe(true);
+  }, 15_000);
+});
+
 describe("release() after an expired lease with a renewal unanswered", () => {
   for (const from of ["onLost", "finally"] as const) {
     it(`from ${from}: one release command, not two`, async () => {
