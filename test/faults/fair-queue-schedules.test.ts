@@ -27,8 +27,7 @@
 //   FAIR_SCHEDULES_SEEDS=3,9 npx vitest run test/faults/fair-queue-schedules.test.ts     (these seeds)
 //   FAIR_SCHEDULES_COUNT=100 FAIR_SCHEDULES_FROM=500 npx vitest run ...                 (seeds 500-599)
 //   FAIR_SCHEDULES_DELAY=600 ...                         (the longest a waiter's replies are held, default 120 ms)
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom } from "../../scripts/soak/faults";
@@ -37,6 +36,7 @@ import { companionKey } from "../../src/keys";
 import { readAll } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint } from "./support/endpoints";
+import { forwardedHeaders, RecordingServer } from "./support/recording";
 
 const SEEDS: readonly number[] = Array.from({ length: 16 }, (_, i) => i + 1);
 function seeds(): readonly number[] {
@@ -53,7 +53,6 @@ const RETRY = { delay: 20, maxDelay: 100 };
 const STAY_MS = RETRY.maxDelay + 2_000;
 /** A copy this close to its waiter's entry's end may find it swept (clocks, the time a request takes). */
 const STAY_MARGIN_MS = 400;
-const REQUEST_MS = 10_000;
 /** The longest a waiter's replies are held (FAIR_SCHEDULES_DELAY to explore). */
 const DELAY_MAX_MS = Number(process.env.FAIR_SCHEDULES_DELAY ?? 120);
 
@@ -73,22 +72,16 @@ interface Captured {
 }
 
 /** A pass-through that records every script request, holds the replies of chosen tokens, and pipes streams. */
-class Recorder {
-  server: Server | undefined;
-  url = "";
+class Recorder extends RecordingServer {
   log: Captured[] = [];
   /** ms to hold the reply of a request naming the token. */
   replyDelay = new Map<string, number>();
-  constructor(readonly target: string) {}
 
-  async start(): Promise<void> {
-    const server = createServer((req, res) => {
+  start(): Promise<void> {
+    return this.listen((req, res) => {
       if ((req.url ?? "").startsWith("/subscribe")) this.pipe(req, res);
       else this.serve(req, res).catch(() => req.socket.destroy());
     });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
   /** A subscription's SSE stream, as it comes. */
@@ -108,49 +101,22 @@ class Recorder {
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = (await readAll(req)).toString();
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers))
-      if (typeof value === "string" && !["host", "connection", "content-length", "keep-alive"].includes(name))
-        headers[name] = value;
     const entry: Captured = {
       n: this.log.length,
       path: req.url ?? "/",
-      headers,
+      headers: forwardedHeaders(req),
       body,
       at: Date.now(),
       calls: commandsOf(body),
     };
     this.log.push(entry);
-    const reply = await fetch(this.target + entry.path, {
-      method: req.method ?? "POST",
-      headers,
-      body,
-      signal: AbortSignal.timeout(REQUEST_MS),
-    });
+    const reply = await this.forward(entry, req.method);
     const text = await reply.text();
     entry.reply = text;
     const hold = Math.max(0, ...entry.calls.map((c) => this.replyDelay.get(c.token) ?? 0));
     if (hold > 0) await pause(hold);
     res.writeHead(reply.status, { "content-type": reply.headers.get("content-type") ?? "application/json" });
     res.end(text);
-  }
-
-  /** A late copy of `entry`, straight to the target (as a client's re-sent request that landed late). */
-  async replay(entry: Captured): Promise<string> {
-    const reply = await fetch(this.target + entry.path, {
-      method: "POST",
-      headers: entry.headers,
-      body: entry.body,
-      signal: AbortSignal.timeout(REQUEST_MS),
-    });
-    return reply.text();
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
   }
 }
 

@@ -15,8 +15,7 @@
 //   RANDOM_SCHEDULES_SEEDS=7,12 npx vitest run test/faults/random-schedules.test.ts       (these seeds)
 //   RANDOM_SCHEDULES_COUNT=200 RANDOM_SCHEDULES_FROM=5000 npx vitest run ...              (seeds 5000-5199)
 //   RANDOM_SCHEDULES_STEPS=60 ...                                (steps per schedule, default 40)
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
 import type { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom } from "../../scripts/soak/faults";
@@ -25,6 +24,7 @@ import { companionKey } from "../../src/keys";
 import { readAll } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint } from "./support/endpoints";
+import { forwardedHeaders, RecordingServer } from "./support/recording";
 
 const LEASE_MS = 60_000;
 type Kind = "Lock" | "FairLock" | "Semaphore";
@@ -60,29 +60,21 @@ interface Captured {
   reply?: string;
 }
 
-const REQUEST_MS = 10_000;
-
 /**
  * A pass-through that records every request (to re-send a late copy of it) and swallows the next
  * `swallow` ones: the client's connection cut, the request never forwarded.
  */
-class Capture {
-  server: Server | undefined;
-  url = "";
+class Capture extends RecordingServer {
   label = "";
   swallow = 0;
   log: Captured[] = [];
   epoch = 0;
   holder: string | null = null;
-  constructor(readonly target: string) {}
 
-  async start(): Promise<void> {
-    const server = createServer((req, res) => {
+  start(): Promise<void> {
+    return this.listen((req, res) => {
       this.serve(req, res.writeHead.bind(res), res.end.bind(res)).catch(() => req.socket.destroy());
     });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
   async serve(
@@ -90,18 +82,12 @@ class Capture {
     head: (status: number, headers: Record<string, string>) => unknown,
     end: (text: string) => unknown,
   ): Promise<void> {
-    const body = (await readAll(req)).toString();
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === "string" && !["host", "connection", "content-length", "keep-alive"].includes(name))
-        headers[name] = value;
-    }
     const entry: Captured = {
       n: this.log.length,
       label: this.label,
       path: req.url ?? "/",
-      headers,
-      body,
+      headers: forwardedHeaders(req),
+      body: (await readAll(req)).toString(),
       at: performance.now(),
       holderAtSend: this.holder,
       epochAtSend: this.epoch,
@@ -114,34 +100,11 @@ class Capture {
       req.socket.destroy();
       return;
     }
-    const reply = await fetch(this.target + entry.path, {
-      method: req.method ?? "POST",
-      headers,
-      body,
-      signal: AbortSignal.timeout(REQUEST_MS),
-    });
+    const reply = await this.forward(entry, req.method);
     const text = await reply.text();
     entry.reply = text;
     head(reply.status, { "content-type": reply.headers.get("content-type") ?? "application/json" });
     end(text);
-  }
-
-  /** A late copy of `entry`, straight to the proxy. */
-  async replay(entry: Captured): Promise<string> {
-    const reply = await fetch(this.target + entry.path, {
-      method: "POST",
-      headers: entry.headers,
-      body: entry.body,
-      signal: AbortSignal.timeout(REQUEST_MS),
-    });
-    return reply.text();
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
   }
 }
 
