@@ -266,8 +266,10 @@ function quorumStore(
     // Undone by the round's id, as on one server: if it failed, what each member took or may yet take, so the
     // next one starts clean; if not, a take that failed, which may still run (a copy its client gave up on),
     // lest it take the key after the release went by. The hold stands on the members that granted.
+    // Beside a majority that granted, a member's undo is sent once: one down would hold each acquisition's
+    // background work (and a platform's `waitUntil`) for the undo's retries.
     requests.forEach((take, index) => {
-      const undo = () => (members[index] as LockStore).undo(token, nonce, lease);
+      const undo = () => (members[index] as LockStore).undo(token, nonce, acquired ? 0 : lease);
       background.add(
         take.then(
           (result) => (acquired || result.kind === "held" ? undefined : undo()),

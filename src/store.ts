@@ -3,7 +3,7 @@ import { type InstanceFailure, type LockOperation, LockRedisError } from "./erro
 import { newCallId } from "./ids";
 import type { AcquirePlan } from "./options";
 import type { RedisClient, ScriptArgument, ScriptRunner } from "./redis/client";
-import { isRefusal } from "./redis/failure";
+import { isErrorReply, isRefusal } from "./redis/failure";
 import { replyIntegers } from "./redis/reply";
 import type { ServerKind } from "./redis/server";
 import type { LuaScript } from "./scripts/script";
@@ -78,7 +78,8 @@ export interface LockStore {
   take(request: TakeRequest): Promise<Take>;
   /**
    * Marks try `nonce` abandoned, and releases what it took or confirmed (`permit` if known) once every try
-   * that did so was abandoned, unless an extend or release since changed the lock. Never rejects.
+   * that did so was abandoned, unless an extend or release since changed the lock. Failed, it is sent again
+   * while `lease` ms pass (the try's lease; 0: sent once; see `undoing`). Never rejects.
    */
   undo(token: string, nonce: string, lease: number, permit?: number): Promise<void>;
   release(token: string, lease: number, permit?: number, call?: HoldCall): Promise<boolean>;
@@ -142,10 +143,19 @@ export async function runScript(
 }
 
 /**
- * Sends an undo until Redis answers it (or refuses it: it ran nothing, nor will a copy), at most 4 times, 100
- * ms then 4× longer apart, while its try's lease may still hold (`lease` ms): one lost in an outage left the
- * key held for nobody for the lease. Sent again it does no harm: an undo acts on its try's request id only.
- * Never rejects.
+ * Whether a failed request surely ran nothing: Redis refused it, or answered with an error reply (`READONLY`,
+ * `OOM`, a rate limit: a script fails at its first write, before any). Nothing of it needs undoing, and a
+ * request that got one needs no re-sending to be sure it arrived.
+ */
+export function ranNothing(error: unknown): boolean {
+  return error instanceof LockRedisError && (error.refused || isErrorReply(error.cause));
+}
+
+/**
+ * Sends an undo until Redis answers it (see {@link ranNothing} for an error that counts as an answer), at most
+ * 4 times, 100 ms then 4× longer apart, while its try's lease may still hold (`lease` ms; 0: once): one lost
+ * in an outage left the key held for nobody for the lease. Sent again it does no harm: an undo acts on its
+ * try's request id only. Never rejects.
  */
 export async function undoing(send: () => Promise<unknown>, lease: number): Promise<void> {
   const until = monotonicNow() + lease;
@@ -154,8 +164,7 @@ export async function undoing(send: () => Promise<unknown>, lease: number): Prom
       await send();
       return;
     } catch (error) {
-      const refused = error instanceof LockRedisError && error.refused;
-      if (refused || wait > 1_600 || monotonicNow() + wait >= until) return;
+      if (ranNothing(error) || wait > 1_600 || monotonicNow() + wait >= until) return;
     }
     await new Promise((resolve) => backgroundTimer(wait, () => resolve(undefined)));
   }

@@ -81,9 +81,10 @@ export class FairWaiter extends SubscribedWaiter {
 
   override close(abandoned: Promise<unknown> | undefined): void {
     super.close();
-    // One leave covers a try still in flight too: sent later, it makes that try's copy a late one (`takePermit`).
+    // Again once a try left behind settled: that try may land after the first leave and queue the waiter
+    // again (when no deadline of it was kept to refuse it), and the first leave may have failed.
     if (this.queued) this.#leave();
-    else if (abandoned) this.#background(abandoned.then(this.#leave));
+    if (abandoned) this.#background(abandoned.then(this.#leave));
   }
 
   /**
