@@ -10,7 +10,7 @@ import { newCallId } from "./ids";
 import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, TIMED_OUT, within } from "./race";
-import { type QueueTicket, ranNothing, type Take } from "./store";
+import { type QueueTicket, refusedOutright, type Take } from "./store";
 import type { TokenGate } from "./token-leases";
 import { pollUntil } from "./waiting";
 
@@ -129,7 +129,7 @@ export async function acquire({
     const abandon = () => {
       abandoned ??= request.then(
         (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
-        (error) => (ranNothing(error) ? undefined : undo()),
+        (error) => (refusedOutright(error) ? undefined : undo()),
       );
     };
     // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait
@@ -152,7 +152,7 @@ export async function acquire({
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
-      if (!ranNothing(error)) background(undo()); // it may have run, its reply lost: undo it (only it)
+      if (!refusedOutright(error)) background(undo()); // it may have run, its reply lost: undo it (only it)
       waiter?.answered(undefined);
       return { kind: "error", error };
     } finally {

@@ -3,7 +3,7 @@ import { type InstanceFailure, type LockOperation, LockRedisError } from "./erro
 import { newCallId } from "./ids";
 import type { AcquirePlan } from "./options";
 import type { RedisClient, ScriptArgument, ScriptRunner } from "./redis/client";
-import { isErrorReply, isRefusal } from "./redis/failure";
+import { isRefusal } from "./redis/failure";
 import { replyIntegers } from "./redis/reply";
 import type { ServerKind } from "./redis/server";
 import type { LuaScript } from "./scripts/script";
@@ -143,19 +143,20 @@ export async function runScript(
 }
 
 /**
- * Whether a failed request surely ran nothing: Redis refused it, or answered with an error reply (`READONLY`,
- * `OOM`, a rate limit: a script fails at its first write, before any). Nothing of it needs undoing, and a
- * request that got one needs no re-sending to be sure it arrived.
+ * Whether Redis refused a request in a way no re-send heals (a wrong key type, a script error): it ran
+ * nothing. An error reply of the moment is no such proof for a try: it answered the client's last copy, and
+ * an earlier copy (the client re-sends one whose connection failed) may have run.
  */
-export function ranNothing(error: unknown): boolean {
-  return error instanceof LockRedisError && (error.refused || isErrorReply(error.cause));
+export function refusedOutright(error: unknown): boolean {
+  return error instanceof LockRedisError && error.refused;
 }
 
 /**
- * Sends an undo until Redis answers it (see {@link ranNothing} for an error that counts as an answer), at most
- * 4 times, 100 ms then 4× longer apart, while its try's lease may still hold (`lease` ms; 0: once): one lost
- * in an outage left the key held for nobody for the lease. Sent again it does no harm: an undo acts on its
- * try's request id only. Never rejects.
+ * Sends an undo until Redis runs it, or refuses it (see {@link refusedOutright}), at most 4 times, 100 ms then
+ * 4× longer apart, while its try's lease may still hold (`lease` ms; 0: once): one lost in an outage left the
+ * key held for nobody for the lease. An error reply of the moment (`READONLY`, a rate limit) ran nothing of
+ * the undo either, so it is sent again too. Sent again it does no harm: an undo acts on its try's request id
+ * only. Never rejects.
  */
 export async function undoing(send: () => Promise<unknown>, lease: number): Promise<void> {
   const until = monotonicNow() + lease;
@@ -164,7 +165,7 @@ export async function undoing(send: () => Promise<unknown>, lease: number): Prom
       await send();
       return;
     } catch (error) {
-      if (ranNothing(error) || wait > 1_600 || monotonicNow() + wait >= until) return;
+      if (refusedOutright(error) || wait > 1_600 || monotonicNow() + wait >= until) return;
     }
     await new Promise((resolve) => backgroundTimer(wait, () => resolve(undefined)));
   }

@@ -3,10 +3,14 @@
 //   permit), yet the hold was undone in the background, free for another owner (4/4 each; 3/3 on a quorum);
 // - an undo that failed (an outage) was never sent again: the key stayed held for nobody for the lease (3/3);
 // - a try Redis refused (it ran nothing) was undone anyway once abandoned (3/3).
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FairLock, type Lease, Lock, quorum, Semaphore } from "../../src/index";
+import { readAll } from "../support/pass-through";
 import { newRedis, uniqueId } from "../support/redis";
-import { sharedEndpoint, useWire } from "./support/endpoints";
+import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+import { forwardedHeaders } from "./support/recording";
 import { pause, waitUntil } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
@@ -155,9 +159,7 @@ describe("a try Redis refused", () => {
 });
 
 // Review helper-93 (2026-12-05), on this stop's re-sent undos: a quorum member that is down got each
-// acquisition's undo 4 times, holding its background work (`pending`, a platform's `waitUntil`) 2.1 s (9/9);
-// and a try answered with an error reply (READONLY: it ran nothing) was undone, 4 times (3 tries: 15
-// requests).
+// acquisition's undo 4 times, holding its background work (`pending`, a platform's `waitUntil`) 2.1 s (9/9).
 describe("undos that cannot help", () => {
   /** A client whose every script call fails with `error`, counted. */
   const failing = (error: string) => {
@@ -182,14 +184,60 @@ describe("undos that cannot help", () => {
     expect(down.calls()).toBe(2); // the take and its one undo
     expect(await lock.release()).toBe(true);
   }, 15_000);
+});
 
-  it("of a try answered with an error reply: none", async () => {
-    const readOnly = failing("READONLY You can't write against a read only replica.");
-    const lock = new Lock({ id: uniqueId("error-reply"), redis: readOnly.client as never, lease: 10_000 });
-    await expect(lock.acquire({ retry: { attempts: 3, delay: 20 } })).rejects.toMatchObject({
-      name: "LockRedisError",
+// Review helper-95 (2026-12-05), on round two, which took an error reply (READONLY, a rate limit) for proof
+// that nothing ran: a try whose first copy ran, its reply lost, and whose copy re-sent by the client got an
+// error reply, was not undone (3/3 each); and an undo answered with one was not sent again (6/6): the key
+// held for nobody for the lease both times.
+describe("error replies of the moment", () => {
+  type Step = "drop" | "readonly" | "pass";
+  let plan: Step[] = [];
+  let server: Server;
+  let url = "";
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      void (async () => {
+        const body = (await readAll(req)).toString();
+        const step = plan.shift() ?? "pass";
+        if (step === "readonly") {
+          res.writeHead(400, { "content-type": "application/json" });
+          res.end(JSON.stringify({ error: "READONLY You can't write against a read only replica." }));
+          return;
+        }
+        const reply = await fetch(sharedEndpoint().url + (req.url ?? "/"), {
+          method: "POST",
+          headers: forwardedHeaders(req),
+          body,
+        });
+        const text = await reply.text();
+        if (step === "drop") return void req.socket.destroy(); // it ran; its reply is lost
+        res.writeHead(reply.status, { "content-type": "application/json" });
+        res.end(text);
+      })().catch(() => req.socket.destroy());
     });
-    await lock.pending;
-    expect(readOnly.calls()).toBe(3);
-  }, 15_000);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  for (const [what, steps] of [
+    ["a try that ran, its re-sent copy answered READONLY, is undone", ["drop", "readonly"]],
+    ["an undo answered READONLY is sent again", ["drop", "drop", "readonly"]],
+  ] as const)
+    it(what, async () => {
+      const id = uniqueId("error-reply-of-the-moment");
+      const redis = clientFor({ url, token: sharedEndpoint().token });
+      await new Lock({ id: `${id}:warm`, redis }).getStatus(); // its scripts cached: one request per call
+      const lock = new Lock({ id, redis, lease: 10_000 });
+      plan = [...steps];
+      await expect(lock.acquire({ retry: { attempts: 1 } })).rejects.toMatchObject({
+        name: "LockRedisError",
+      });
+      await lock.pending;
+      expect(await wire().direct.exists(id)).toBe(0);
+    }, 15_000);
 });
