@@ -120,8 +120,9 @@ const runners = new WeakMap<object, RunnerFor>();
 /**
  * Each script is sent in full (EVAL) the first time this process runs it on `client`, then by SHA-1
  * (EVALSHA), so a cold start pays no NOSCRIPT round trip; a NOSCRIPT anyway (a restart, a flush, another
- * cluster node) resends it in full once. With `keyLocking`, scripts carry Upstash's `allow-key-locking`
- * shebang; a server refusing it gets the plain script at once, as does every later call on the client.
+ * cluster node) resends it in full, and calls started until that resend lands send the text at once. With
+ * `keyLocking`, scripts carry Upstash's `allow-key-locking` shebang; a server refusing it gets the plain
+ * script at once, as does every later call on the client.
  */
 export function scriptRunnerFor(client: RedisClient, keyLocking: boolean): ScriptRunner {
   const runnerFor = runners.get(client) ?? clientRunners(client);
@@ -153,7 +154,11 @@ function clientRunners(client: RedisClient): RunnerFor {
       const refusesEvalsha = matches(error, /(unknown command|permissions to run the) [`'"]?evalsha\b/i);
       if (!refusesEvalsha && !matches(error, /noscript/i)) throw error;
       if (refusesEvalsha) evalsha = undefined;
-      return evaluate(script.source, keys, args);
+      // Calls from now until the text lands send it too: a SHA-1 would only meet NOSCRIPT again.
+      cached.delete(script);
+      const reply = await evaluate(script.source, keys, args);
+      cached.set(script, known);
+      return reply;
     }
   };
 

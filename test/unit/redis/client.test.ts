@@ -114,6 +114,24 @@ describe("NOSCRIPT fallback", () => {
     expect(fake.eval).toHaveBeenCalledTimes(1);
   });
 
+  it("calls started after a NOSCRIPT send the text, not a SHA-1 that would meet NOSCRIPT too", async () => {
+    const fake = await warmed(genericFake);
+    fake.bySha.mockRejectedValueOnce(noScript);
+    let land = (_reply: unknown) => {};
+    fake.eval.mockImplementationOnce(() => new Promise((resolve) => (land = resolve)));
+    const first = run(fake);
+    await vi.waitFor(() => expect(fake.eval).toHaveBeenCalledTimes(1), { timeout: 1000 });
+    // The server lost its scripts; until the first fallback lands, another EVALSHA would cost two commands.
+    await run(fake);
+    expect(fake.bySha).toHaveBeenCalledTimes(1);
+    expect(fake.eval).toHaveBeenCalledTimes(2);
+    land(1);
+    await expect(first).resolves.toBe(1);
+    await run(fake);
+    expect(fake.bySha).toHaveBeenCalledTimes(2);
+    expect(fake.eval).toHaveBeenCalledTimes(2);
+  });
+
   it("passes any other error through without sending the script", async () => {
     const failure = new Error("WRONGTYPE Operation against a key holding the wrong kind of value");
     const fake = await warmed(ioredisFake);
