@@ -85,10 +85,11 @@ export class Semaphore {
 
   /**
    * The lease on a permit taken with `acquire({ uuid })`, to use here; sends nothing yet. Taken here and
-   * still held: that acquisition's lease (one uuid, one hold).
+   * still held: that acquisition's lease (one uuid, one hold). Throws a RangeError for `""`, which names
+   * no permit.
    */
   permit(uuid: string): Lease {
-    check("uuid", uuid, "text", true);
+    check("uuid", uuid, "id", true); // "" names no permit: `uuid: ""` means "draw one" elsewhere
     const { tokens, settings } = this.#owner;
     const held = tokens.newest(uuid);
     if (held?.active) return held;

@@ -171,6 +171,14 @@ describe("new Semaphore option errors, before any request", () => {
     expect(new Semaphore({ id: "s", redis: untouchable, limit: 1 }).limit).toBe(1);
     expect(new Semaphore({ id: "s", redis: untouchable, limit: 1_000 }).limit).toBe(1_000);
   });
+
+  it('permit(uuid) refuses a uuid that names no permit: empty means none, as `uuid: ""` does', () => {
+    const semaphore = new Semaphore({ id: "s", redis: untouchable, limit: 2 });
+    expect(() => semaphore.permit("")).toThrow(RangeError);
+    expect(() => semaphore.permit("")).toThrow(/`uuid`.*non-empty.*got ""/);
+    expect(() => semaphore.permit(7 as never)).toThrow(TypeError);
+    expect(semaphore.permit("seeded").id).toBe("s");
+  });
 });
 
 describe("what the constructor options alone show to be wrong fails in the constructor", () => {
