@@ -173,8 +173,10 @@ export class Lease implements AsyncDisposable {
     // the lease: another owner may have held the expired key meanwhile.
     this.#checkDeadline();
     // A second call while one is in flight: false once that one answers (only one deleted the key), or its
-    // error: Redis has not answered either.
-    if (this.#releasing) return this.#releasing.then(() => false);
+    // error: Redis has not answered either. The stray release of a lost lease is not waited for: nothing is
+    // left of the lease, and it ends in the background as a release past the lease does.
+    if (this.#releasing)
+      return (this.#strayReleased ? this.#within(this.#releasing, 0) : this.#releasing).then(() => false);
     if (!this.releasable) return false;
     this.#released = true;
     const releasing = this.#release();
@@ -550,8 +552,8 @@ export class Lease implements AsyncDisposable {
       this.#gone = true;
       return false;
     });
-    // A `release()` meanwhile (from onLost, or the `finally` of work the signal stopped) waits for this one
-    // (one command), and says false: the lease was lost. Failed, a later `release()` may try again.
+    // A `release()` meanwhile (from onLost, or the `finally` of work the signal stopped) shares this one (one
+    // command), and says false at once: the lease was lost. Failed, a later `release()` may try again.
     this.#releasing = releasing;
     this.#c.background(
       releasing.catch(() => {
