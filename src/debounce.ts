@@ -1,3 +1,4 @@
+import { clockDriftAllowance, monotonicNow } from "./clock";
 import { InstanceTimeoutError, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import { companionKey } from "./keys";
@@ -55,20 +56,24 @@ export class Debounce<Args extends unknown[] = unknown[]> {
   async call(...args: Args): Promise<boolean> {
     const id = newCallId(); // a re-sent request of this call counts once
     const lifetime = this.#wait + COUNTER_GRACE_MS;
-    // Each request is useful while the counter lives: past that, one Redis never answered ends the call.
-    const run = async (script: LuaScript, args: ScriptArgument[]) => {
-      const answer = await within(
-        runScript(this.#target, "debounce", script, this.#keys, args),
-        lifetime,
-        (late) => late.catch(() => {}),
-      );
+    // Each request is useful while the counter lives, from the count's send (early-erring, as a lease is):
+    // past that, Redis was silent, and a check run on expired keys would read "another call came".
+    const countSentAt = monotonicNow();
+    const keysEndAt = countSentAt + lifetime - clockDriftAllowance(lifetime);
+    const run = async (script: LuaScript, args: ScriptArgument[], allowance: number) => {
+      const answer =
+        allowance > 0 // else the keys may be gone already: nothing is sent
+          ? await within(runScript(this.#target, "debounce", script, this.#keys, args), allowance, (late) =>
+              late.catch(() => {}),
+            )
+          : TIMED_OUT;
       if (answer !== TIMED_OUT) return answer;
       const { lockId } = this.#target;
-      throw new LockRedisError(lockId, "debounce", new InstanceTimeoutError(lockId, "debounce", lifetime));
+      throw new LockRedisError(lockId, "debounce", new InstanceTimeoutError(lockId, "debounce", allowance));
     };
-    const [ours = Number.NaN] = await run(countCall, [lifetime, id]);
+    const [ours = Number.NaN] = await run(countCall, [lifetime, id], lifetime);
     await sleep(this.#wait);
-    const [latest] = await run(isLatestCall, [ours, id]);
+    const [latest] = await run(isLatestCall, [ours, id], Math.max(0, keysEndAt - monotonicNow()));
     if (latest !== 1) return false;
     await this.#callback(...args);
     return true;

@@ -13,9 +13,11 @@ import { defineScript } from "./script";
  * 30 s (far longer than a client re-sends one request), by the µs time each id starts with, on its caller's
  * clock, and the 16 newest whatever their clocks say (a caller's clock far ahead must not drop them all); at
  * most 512 (a busier debouncer's oldest late copies may count again). It kept 16: a copy arriving after 16
- * other calls counted again and, the newest on the list, left no caller to run the callback.
+ * other calls counted again and, the newest on the list, left no caller to run the callback. A call over
+ * 30 s older than the newest counted one (its request long on its way, its caller perhaps told it failed)
+ * counts nothing: counted, it would be the newest, and the newer call would find itself superseded.
  * ARGV[1]  lifetime, ms; ARGV[2] the call's id
- * Returns  the count this call got.
+ * Returns  the count this call got; 0 for a call too old to count.
  */
 export const countCall = /* @__PURE__ */ defineScript(
   "debounce",
@@ -24,11 +26,15 @@ local at = string.find(" " .. calls, " " .. ARGV[2] .. "=", 1, true)
 if at then
   return tonumber(string.match(calls, "^%d+", at + #ARGV[2] + 1))
 end
+local mine = tonumber(string.match(ARGV[2], "^%d+")) or 0
+if (tonumber(string.match(calls, "^%d+")) or 0) > mine + 30000000 then
+  return 0
+end
 local count = redis.call("INCR", KEYS[1])
 if redis.call("PTTL", KEYS[1]) < lifetime then
   redis.call("PEXPIRE", KEYS[1], lifetime)
 end
-local recent, since = {ARGV[2] .. "=" .. count}, (tonumber(string.match(ARGV[2], "^%d+")) or 0) - 30000000
+local recent, since = {ARGV[2] .. "=" .. count}, mine - 30000000
 for each in string.gmatch(calls, "%S+") do
   if #recent == 512 then break end
   if #recent < 16 or (tonumber(string.match(each, "^%d+")) or 0) >= since then
