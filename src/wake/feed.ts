@@ -24,6 +24,7 @@ export interface LockEvents {
   /** Resolves once the shared subscription is active; undefined if it failed or `signal` aborted first. */
   listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined>;
   active(): boolean; // a subscription is active now: listening costs no request
+  cost(): number; // commands listening now bills (0: one is active or on its way), per member of a quorum
 }
 
 /** A client's announcements, by channel: what {@link LockEvents} are made of. */
@@ -36,6 +37,7 @@ export interface ChannelFeed {
     signal: AbortSignal,
   ): Promise<Listening | undefined>;
   active(channel: string): boolean;
+  cost(channel: string | undefined): number; // as LockEvents' (undefined: a channel not yet named)
 }
 
 /** Receives one channel's messages, and hears once if the subscription breaks. */
@@ -45,8 +47,11 @@ export interface ChannelListener {
 }
 
 /** Resolves with an unsubscribe once confirmed, or rejects; when unwanted (`signal`), a setup lets go. */
-export type SubscribeChannel = (
+export type SubscribeChannel = ((
   channel: string,
   listener: ChannelListener,
   signal: AbortSignal,
-) => Promise<() => void>;
+) => Promise<() => void>) & {
+  /** Commands subscribing the channel (undefined: any not yet subscribed) sends now; absent: one. */
+  readonly cost?: (channel: string | undefined) => number;
+};

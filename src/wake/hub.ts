@@ -87,6 +87,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
     const events: LockEvents = {
       waiter: (plan) => new SubscribedWaiter(events, plan),
       active: () => channel !== undefined && feed.active(channel),
+      cost: () => feed.cost(channel),
       // No await once named: a wait joining an active subscription is covered from its first try. An aborted
       // `signal` is the feed's to refuse.
       listen: (onEvent, signal) =>
@@ -106,6 +107,8 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
       return events;
     },
     active: (channel) => channels.get(channel)?.since !== undefined,
+    cost: (channel) =>
+      channel !== undefined && channels.has(channel) ? 0 : (subscribe.cost?.(channel) ?? 1),
     async listen(channel, onEvent, signal): Promise<Listening | undefined> {
       if (signal.aborted) return undefined;
       const shared = channels.get(channel) ?? open(channel);

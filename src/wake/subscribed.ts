@@ -56,7 +56,8 @@ export class SubscribedWaiter implements Waiter {
     if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
     const windowEnd = this.#windowEnd ?? Number.POSITIVE_INFINITY;
     if (kind === "held" && this.#covered() && now >= windowEnd) return undefined;
-    const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now);
+    const cost = this.#events?.cost() ?? 0;
+    const pays = kind === "held" && this.#pays(step, Math.min(windowEnd, cap) - now, cost);
     if (pays) this.#subscribe();
     const end = Math.min(windowEnd, step.lastTryAt);
     // Never sooner than polling would (a covered wait's last attempt still comes at its schedule's end), but a
@@ -67,7 +68,7 @@ export class SubscribedWaiter implements Waiter {
       kind !== "error" && this.#covered()
         ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
         : planned;
-    return { at, spent: pays ? 1 : 0 };
+    return { at, spent: pays ? cost : 0 };
   }
 
   /**
@@ -139,14 +140,15 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Whether subscribing costs no more than polling until the wait ends (last try, timeout, lease) within `span`
-   * ms: it costs itself, the next poll (for moments before it was active), its safety polls and the try
-   * after the wake-up. A fair waiter subscribes at once: only the release handing it the lock wakes it.
+   * ms: it costs itself (`cost`: its SUBSCRIBE, and over TCP a connection's handshake and an UNSUBSCRIBE), the
+   * next poll (for moments before it was active), its safety polls and the try after the wake-up. A fair
+   * waiter subscribes at once: only the release handing it the lock wakes it.
    */
-  #pays({ tries, spent, now }: Step, span: number): boolean {
+  #pays({ tries, spent, now }: Step, span: number, cost: number): boolean {
     const left = this.plan.attempts - spent;
-    if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < 2) return false;
+    if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < cost + 1) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
-    return span > 0 && this.#polls(tries, span, left) >= 3 + this.#safetyPolls(tries, span);
+    return span > 0 && this.#polls(tries, span, left) >= cost + 2 + this.#safetyPolls(tries, span);
   }
 
   /** How many polls plain polling sends within `span` ms from now, at most `left`; summed once waits settle. */

@@ -2,8 +2,10 @@ import type { ChannelListener, SubscribeChannel } from "./feed";
 
 /** The pub/sub parts of an ioredis or node-redis client, as a duplicate of it uses them. */
 export interface PubSubClient {
-  /** An ioredis `Redis` takes options for the duplicate (`retryStrategy`); a Cluster and node-redis get none. */
-  duplicate(options?: { retryStrategy: () => null }): PubSubClient;
+  /** Options for the duplicate: ioredis's (a `Redis`; a Cluster gets none), or node-redis's (`RESP`). */
+  duplicate(options?: DuplicateOptions): PubSubClient;
+  /** The client's options, whose handshake the duplicate repeats (ioredis's and node-redis's names). */
+  readonly options?: Readonly<Record<string, unknown>>;
   /** ioredis: whether this is a Cluster, whose `duplicate` takes startup nodes first. */
   readonly isCluster?: boolean;
   /** An ioredis Cluster's connections to its nodes (`"master"`: the primaries). */
@@ -21,11 +23,18 @@ export interface PubSubClient {
   destroy?(): unknown;
 }
 
+type DuplicateOptions =
+  | { retryStrategy: () => null; enableReadyCheck: false; protocol: 2 }
+  | { RESP: 2; maintNotifications: "disabled"; clientSideCache: undefined; emitInvalidate: false };
+
+/** Idle channels kept subscribed on an open connection: joined again for free, and no UNSUBSCRIBE each. */
+const IDLE_KEPT = 32;
+
 /** A channel on the connection: its listeners, and its SUBSCRIBE, which joiners share while in flight. */
 interface Channel {
   readonly listeners: Set<ChannelListener>;
   readonly subscribed: Promise<unknown>;
-  active: boolean; // Redis confirmed the SUBSCRIBE: only then may its last leaver send UNSUBSCRIBE
+  active: boolean; // Redis confirmed the SUBSCRIBE: only then may it be unsubscribed
   leaving: Promise<void> | undefined; // its UNSUBSCRIBE, until answered: node-redis forgets listeners then
 }
 
@@ -44,10 +53,11 @@ const CLOSED = "the subscriber connection closed";
 
 /**
  * One duplicated connection in subscriber mode, opened on first use, closed once unused (even mid-connect).
- * Listeners count per channel, so one wait's end never unsubscribes another's; a channel whose listeners all
- * left during its SUBSCRIBE is unsubscribed once Redis confirms it (commands go in order on the connection, so
- * a later SUBSCRIBE of it is never undone). A dropped connection is closed for good and its listeners hear
- * "ended" (messages meanwhile are lost): the next wait opens a fresh one.
+ * A channel stays subscribed while the connection is open, idle or not (closing it ends them all for free),
+ * so a wait pays one SUBSCRIBE, and none to join again; past IDLE_KEPT idle channels, a new one unsubscribes
+ * the oldest idle first (commands go in order on the connection, so a later SUBSCRIBE of it is never undone).
+ * The duplicate speaks RESP2 with no ready check: no HELLO, no INFO. A dropped connection is closed for good
+ * and its listeners hear "ended" (messages meanwhile are lost): the next wait opens a fresh one.
  */
 export function tcpSubscriber(source: PubSubClient, ioredis: boolean): SubscribeChannel {
   let current: Link | undefined;
@@ -82,8 +92,12 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
       ? source.nodes?.("master")[0]
       : source.masters?.find((node) => node.client)?.client;
     const base = primary ?? source;
-    const client =
-      ioredis && !base.isCluster ? base.duplicate({ retryStrategy: () => null }) : base.duplicate();
+    // No HELLO and no ready check (its INFO): billed commands; SUBSCRIBE is served while Redis loads data.
+    const client = !ioredis
+      ? nodeRedisDuplicate(base)
+      : base.isCluster
+        ? base.duplicate()
+        : base.duplicate({ retryStrategy: () => null, enableReadyCheck: false, protocol: 2 });
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));
@@ -112,24 +126,22 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     const entry: Channel = { listeners: new Set(), subscribed, active: false, leaving: undefined };
     link.channels.set(channel, entry);
     subscribed.then(
-      () => {
-        entry.active = true;
-        leave(link, channel, entry);
-      },
+      () => (entry.active = true),
       () => forget(link, channel, entry),
     );
     return entry;
   };
-  // The last listener out unsubscribes, once Redis confirmed the SUBSCRIBE (whose reply calls this too).
-  const leave = (link: Link, channel: string, entry: Channel, listener?: ChannelListener) => {
-    if (listener) entry.listeners.delete(listener);
-    const idle = entry.active && entry.listeners.size === 0 && !link.dead;
-    if (!idle || entry.leaving || link.channels.get(channel) !== entry) return;
+  const idleOf = (link: Link) =>
+    [...link.channels].filter(([, entry]) => entry.active && !entry.leaving && entry.listeners.size === 0);
+  const unsubscribeOldestIdle = (link: Link) => {
+    const [oldest] = idleOf(link);
+    if (!oldest || idleOf(link).length < IDLE_KEPT) return;
+    const [channel, entry] = oldest;
     const done = () => forget(link, channel, entry);
     entry.leaving = Promise.race([link.client.unsubscribe(channel), link.closed]).then(done, done);
   };
 
-  return async (channel, listener, unwanted) => {
+  const subscribe: SubscribeChannel = async (channel, listener, unwanted) => {
     const link = current ?? open();
     current = link;
     link.users += 1;
@@ -143,7 +155,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     unwanted.addEventListener("abort", letGo, { once: true });
     let entry: Channel | undefined;
     const stop = () => {
-      if (entry) leave(link, channel, entry, listener);
+      entry?.listeners.delete(listener);
       letGo();
     };
     try {
@@ -151,6 +163,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
       let found = link.channels.get(channel);
       for (; found?.leaving; found = link.channels.get(channel)) await found.leaving; // then SUBSCRIBE anew
       if (link.dead || !using) throw new Error(CLOSED);
+      if (!found) unsubscribeOldestIdle(link);
       entry = found ?? join(link, channel);
       entry.listeners.add(listener);
       await entry.subscribed;
@@ -163,6 +176,40 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     }
     return stop;
   };
+  // What subscribing `channel` sends now: nothing to join it; else a SUBSCRIBE, after a new connection's
+  // handshake or an UNSUBSCRIBE of the oldest idle channel.
+  const cost = (channel: string | undefined) => {
+    const link = current?.dead ? undefined : current;
+    const entry = channel === undefined ? undefined : link?.channels.get(channel);
+    if (entry && !entry.leaving) return 0;
+    if (!link) return 1 + handshakeCommands(source.options);
+    return idleOf(link).length >= IDLE_KEPT ? 2 : 1;
+  };
+  return Object.assign(subscribe, { cost });
+}
+
+/** node-redis's duplicate in RESP2, without what only RESP3 serves (a client that refuses: as it is). */
+function nodeRedisDuplicate(base: PubSubClient): PubSubClient {
+  try {
+    return base.duplicate({
+      RESP: 2,
+      maintNotifications: "disabled",
+      clientSideCache: undefined,
+      emitInvalidate: false,
+    });
+  } catch {
+    return base.duplicate();
+  }
+}
+
+/**
+ * The commands a RESP2 connection of a client with these options sends before its first (AUTH, SELECT,
+ * CLIENT SETNAME, READONLY), under ioredis's names or node-redis's.
+ */
+function handshakeCommands(options: Readonly<Record<string, unknown>> | undefined): number {
+  if (!options) return 0;
+  const { password, db, database, connectionName, name, readOnly, readonly } = options;
+  return [password, db || database, connectionName || name, readOnly || readonly].filter(Boolean).length;
 }
 
 /**

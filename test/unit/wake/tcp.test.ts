@@ -30,9 +30,10 @@ class FakeConnection extends EventEmitter {
 }
 
 /** A source whose duplicates are fake connections; `state` gives them a status (and `connect`), else none. */
-function ioredisLike(state?: { status: string; connect?: () => Promise<void> }) {
+function ioredisLike(state?: { status: string; connect?: () => Promise<void> }, options?: object) {
   const connections: FakeConnection[] = [];
   const source = {
+    options,
     duplicate: () => {
       const connection = new FakeConnection();
       if (state) Object.assign(connection, state);
@@ -49,16 +50,36 @@ const listener = (log: string[] = []): ChannelListener => ({
 });
 
 describe("tcpSubscriber", () => {
-  it("unsubscribes a channel only when its last listener leaves", async () => {
+  it("keeps a channel its listeners left subscribed while the connection is open: joined again for free", async () => {
     const { connections, subscribe } = ioredisLike();
     const signal = new AbortController().signal;
     const stopA = await subscribe("c", listener(), signal);
     const stopB = await subscribe("c", listener(), signal);
+    const stopOther = await subscribe("d", listener(), signal);
     stopA();
-    expect(connections[0]?.sent).toEqual(["SUBSCRIBE c"]);
     stopB();
-    expect(connections[0]?.sent).toEqual(["SUBSCRIBE c", "UNSUBSCRIBE c"]);
+    expect(subscribe.cost?.("c")).toBe(0);
+    const log: string[] = [];
+    const stopC = await subscribe("c", listener(log), signal);
+    connections[0]?.emit("message", "c", "released");
+    expect(log).toEqual(["released"]);
+    stopC();
+    // The last wait's end closes the connection, which ends every subscription: no UNSUBSCRIBE is billed.
+    stopOther();
+    expect(connections[0]?.sent).toEqual(["SUBSCRIBE c", "SUBSCRIBE d"]);
     expect(connections[0]?.closed).toBe(true);
+  });
+
+  it("costs: a SUBSCRIBE, after a new connection's handshake (as the client's options ask)", async () => {
+    expect(ioredisLike().subscribe.cost?.("c")).toBe(1);
+    const { subscribe } = ioredisLike(undefined, { password: "secret", db: 2, connectionName: "app" });
+    expect(subscribe.cost?.("c")).toBe(4); // AUTH, SELECT, CLIENT SETNAME, then SUBSCRIBE
+    const stop = await subscribe("c", listener(), new AbortController().signal);
+    expect(subscribe.cost?.("c")).toBe(0);
+    expect(subscribe.cost?.("d")).toBe(1);
+    expect(subscribe.cost?.(undefined)).toBe(1);
+    stop();
+    expect(ioredisLike(undefined, { database: 0, name: "" }).subscribe.cost?.("c")).toBe(1);
   });
 
   it("a connection that dropped ends its listeners and is never used again, not even to unsubscribe", async () => {
@@ -112,6 +133,7 @@ describe("tcpSubscriber", () => {
   });
 
   describe("a wait that leaves while its SUBSCRIBE is in flight, another channel keeping the connection", () => {
+    // Left idle: subscribed until the connection closes, or 32 other idle channels push it out.
     const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
     async function withBusyConnection() {
       const made = ioredisLike();
@@ -121,7 +143,7 @@ describe("tcpSubscriber", () => {
       return { ...made, connection, stopOther };
     }
 
-    it("unsubscribes the channel once Redis confirms it, not leaving it subscribed", async () => {
+    it("keeps the channel subscribed, idle, once Redis confirms it", async () => {
       const { subscribe, connection, stopOther } = await withBusyConnection();
       const unwanted = new AbortController();
       const joining = subscribe("c", listener(), unwanted.signal);
@@ -129,7 +151,8 @@ describe("tcpSubscriber", () => {
       unwanted.abort();
       connection.answer();
       await expect(joining).rejects.toThrow();
-      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c"]);
+      expect(subscribe.cost?.("c")).toBe(0);
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c"]);
       expect(connection.closed).toBe(false);
       stopOther();
     });
@@ -150,26 +173,26 @@ describe("tcpSubscriber", () => {
       connection.emit("message", "c", "released");
       expect(log).toEqual(["released"]);
       stop();
-      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c"]);
+      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c"]);
       stopOther();
     });
+  });
 
-    it("a wait joining after the UNSUBSCRIBE subscribes again, after it on the connection", async () => {
-      const { subscribe, connection, stopOther } = await withBusyConnection();
-      const unwanted = new AbortController();
-      const leaving = subscribe("c", listener(), unwanted.signal);
-      await settle();
-      unwanted.abort();
-      connection.answer();
-      await expect(leaving).rejects.toThrow();
-      connection.hold = false;
-      const log: string[] = [];
-      const stop = await subscribe("c", listener(log), new AbortController().signal);
-      expect(connection.sent).toEqual(["SUBSCRIBE other", "SUBSCRIBE c", "UNSUBSCRIBE c", "SUBSCRIBE c"]);
-      connection.emit("message", "c", "released");
-      expect(log).toEqual(["released"]);
-      stop();
-      stopOther();
-    });
+  it("past 32 idle channels, a new one unsubscribes the oldest idle first; joining that one subscribes again", async () => {
+    const { connections, subscribe } = ioredisLike();
+    const signal = new AbortController().signal;
+    const stopKeeper = await subscribe("keeper", listener(), signal);
+    for (let index = 0; index < 32; index++) (await subscribe(`idle-${index}`, listener(), signal))();
+    expect(subscribe.cost?.("new")).toBe(2);
+    const stopNew = await subscribe("new", listener(), signal);
+    const sent = connections[0]?.sent ?? [];
+    expect(sent.slice(-2)).toEqual(["UNSUBSCRIBE idle-0", "SUBSCRIBE new"]);
+    const log: string[] = [];
+    const stopAgain = await subscribe("idle-0", listener(log), signal);
+    expect(sent.slice(-2)).toEqual(["SUBSCRIBE new", "SUBSCRIBE idle-0"]); // 31 idle now: none pushed out
+    connections[0]?.emit("message", "idle-0", "released");
+    expect(log).toEqual(["released"]);
+    for (const stop of [stopAgain, stopNew, stopKeeper]) stop();
+    expect(connections[0]?.closed).toBe(true);
   });
 });

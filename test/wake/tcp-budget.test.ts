@@ -1,0 +1,93 @@
+// What one wait costs over TCP with wake-ups, as Redis saw it (MONITOR), on Upstash's TCP endpoint every
+// command is billed: "a wait costs at most `retry.attempts` commands", its subscription included. The
+// subscriber connection's handshake (HELLO; ioredis's ready-check INFO) and its UNSUBSCRIBE went uncounted:
+// 10 to 11 commands for `attempts: 8` (review helper-97).
+import { Redis as IoRedis } from "ioredis";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enableWakeUps, Lock, type RedisClient } from "../../src/index";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { pause } from "../faults/support/time";
+import { uniqueId } from "../support/redis";
+
+let server: RedisServerHandle;
+let monitor: IoRedis;
+const seen: { source: string; command: string }[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  monitor = new IoRedis(server.url);
+  const feed = await monitor.monitor();
+  feed.on("monitor", (_time: string, args: string[], source: string) =>
+    seen.push({ source, command: String(args[0]).toLowerCase() }),
+  );
+});
+afterAll(async () => {
+  monitor.disconnect();
+  await server.stop();
+});
+
+interface Side {
+  readonly client: RedisClient;
+  readonly address: string; // as MONITOR names the connection
+  close(): void;
+}
+
+const kinds: [string, () => Promise<Side>][] = [
+  [
+    "ioredis",
+    async () => {
+      const client = new IoRedis(server.url);
+      const info = String(await client.call("CLIENT", "INFO"));
+      return { client, address: String(/addr=(\S+)/.exec(info)?.[1]), close: () => client.disconnect() };
+    },
+  ],
+  [
+    "node-redis",
+    async () => {
+      const client = createClient({ url: server.url });
+      await client.connect();
+      const info = String(await client.sendCommand(["CLIENT", "INFO"]));
+      return { client, address: String(/addr=(\S+)/.exec(info)?.[1]), close: () => client.destroy() };
+    },
+  ],
+];
+
+/** The commands of one wait that fails after `attempts` (the lock held throughout), subscriber included. */
+async function oneWait(make: () => Promise<Side>, attempts: number, wakeUps: boolean): Promise<string[]> {
+  const [waiting, holding] = [await make(), await make()];
+  try {
+    if (wakeUps) enableWakeUps(waiting.client);
+    const id = uniqueId("tcp-budget");
+    const holder = new Lock({ id, redis: holding.client, lease: 60_000 });
+    expect(await holder.acquire()).toBe(true);
+    const warm = new Lock({ id: uniqueId("tcp-budget-warm"), redis: waiting.client }); // its EVAL: not counted
+    expect(await warm.acquire()).toBe(true);
+    await warm.release();
+    await pause(50);
+    const from = seen.length;
+    const lock = new Lock({ id, redis: waiting.client, retry: { attempts, delay: 100, maxDelay: 2_000 } });
+    expect(await lock.acquire()).toBe(false);
+    await pause(600); // past the subscription's 250 ms linger: it ends, and its connection closes
+    await holder.release();
+    return seen
+      .slice(from)
+      .flatMap((each) => (each.source === "lua" || each.source === holding.address ? [] : [each.command]));
+  } finally {
+    waiting.close();
+    holding.close();
+  }
+}
+
+describe.each(kinds)("%s: a wait with wake-ups", (_name, make) => {
+  it.each([8, 9, 12])(
+    "attempts %i: subscribes, and sends no more commands than attempts",
+    async (attempts) => {
+      const polling = await oneWait(make, attempts, false);
+      expect(polling).toHaveLength(attempts);
+      const waking = await oneWait(make, attempts, true);
+      expect(waking).toContain("subscribe");
+      expect(waking.length, waking.join(" ")).toBeLessThanOrEqual(attempts);
+    },
+  );
+});
