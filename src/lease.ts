@@ -3,7 +3,7 @@ import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import { TIMED_OUT, within } from "./race";
-import { type HoldCall, type LockStore, NOT_HELD, type Observation } from "./store";
+import { type HoldCall, type LockStore, NOT_HELD, type Observation, undoing } from "./store";
 import type { TokenLeases } from "./token-leases";
 import type { LockStatus } from "./types";
 import { check } from "./validate";
@@ -548,19 +548,21 @@ export class Lease implements AsyncDisposable {
   #releaseStray(): void {
     if (this.#strayReleased || this.#released || this.#c.tokens || !this.releasable) return;
     this.#strayReleased = true;
-    const releasing = this.#releaseAfterTries().then(() => {
-      this.#gone = true;
-      return false;
-    });
-    // A `release()` meanwhile (from onLost, or the `finally` of work the signal stopped) shares this one (one
-    // command), and says false at once: the lease was lost. Failed, a later `release()` may try again.
-    this.#releasing = releasing;
-    this.#c.background(
-      releasing.catch(() => {
-        this.#strayReleased = false; // a late answer that finds the key held again sends another
-        if (this.#releasing === releasing) this.#releasing = undefined;
-      }),
+    // Sent again after a failure, as an undo is: the caller's `release()` meanwhile (from onLost, or the
+    // `finally` of work the signal stopped) shares it (one command) and says false at once, the lease lost,
+    // so it will not send one.
+    const releasing: Promise<boolean> = undoing(() => this.#releaseAfterTries(), this.#c.lease).then(
+      (sent) => {
+        if (sent) this.#gone = true;
+        else {
+          this.#strayReleased = false; // a late answer that finds the key held again sends another
+          if (this.#releasing === releasing) this.#releasing = undefined;
+        }
+        return false;
+      },
     );
+    this.#releasing = releasing;
+    this.#c.background(releasing);
   }
 
   #confirmIfHeld(sentAt: number, answer: Observation): void {

@@ -156,16 +156,16 @@ export function refusedOutright(error: unknown): boolean {
  * 4× longer apart, while its try's lease may still hold (`lease` ms; 0: once): one lost in an outage left the
  * key held for nobody for the lease. An error reply of the moment (`READONLY`, a rate limit) ran nothing of
  * the undo either, so it is sent again too. Sent again it does no harm: an undo acts on its try's request id
- * only. Never rejects.
+ * only. Never rejects; resolves true once Redis answered one.
  */
-export async function undoing(send: () => Promise<unknown>, lease: number): Promise<void> {
+export async function undoing(send: () => Promise<unknown>, lease: number): Promise<boolean> {
   const until = monotonicNow() + lease;
   for (let wait = 100; ; wait *= 4) {
     try {
       await send();
-      return;
+      return true;
     } catch (error) {
-      if (refusedOutright(error) || wait > 1_600 || monotonicNow() + wait >= until) return;
+      if (refusedOutright(error) || wait > 1_600 || monotonicNow() + wait >= until) return false;
     }
     await new Promise((resolve) => backgroundTimer(wait, () => resolve(undefined)));
   }

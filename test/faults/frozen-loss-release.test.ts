@@ -7,7 +7,7 @@ import { Redis as IoRedis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { Lock, type RedisClient, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
-import { clientFor, usePrivateStack } from "./support/endpoints";
+import { clientFor, sharedEndpoint, usePrivateStack, useWire } from "./support/endpoints";
 import { abortTime, pause, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
@@ -88,3 +88,36 @@ describe.each(Object.entries(clients))(
     });
   },
 );
+
+// The library's release of a lost lease's stray renewal failed (review helper-100): the caller's `release()`
+// had answered `false` at once, so nothing sent another, and the renewed key was held for nobody.
+describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease fails once", (kind) => {
+  const wire = useWire(sharedEndpoint);
+
+  it("is sent again, so nothing is held for nobody", async () => {
+    const { passThrough, direct, faulty } = wire();
+    const id = uniqueId("stray-fails");
+    const options = {
+      id,
+      redis: faulty,
+      lease: 5_000, // renewed every 1.7 s: the last renewal's key outlives the check below by about 1.8 s
+      onLost: () => {
+        passThrough.faults.reset();
+        passThrough.faults.status5xx(1); // the library's release, next: refused by the REST layer, ran nothing
+      },
+    };
+    const owner = kind === "Lock" ? new Lock(options) : new Semaphore({ ...options, limit: 1 });
+    await (await owner.acquireOrThrow()).release(); // scripts cached: one request per call from here
+    const lease = await owner.acquireOrThrow({ autoExtend: true });
+    passThrough.faults.delayRepliesNext(100, 30_000); // renewals run, and renew the key; their answers hang
+    await abortTime(lease.signal);
+    expect(await lease.release()).toBe(false);
+    await pause(1_500); // the re-sent release (100 ms after the failure) is answered
+    passThrough.faults.reset();
+    const next =
+      kind === "Lock" ? new Lock({ id, redis: direct }) : new Semaphore({ id, redis: direct, limit: 1 });
+    const taken = await next.acquire({ retry: { attempts: 1 } });
+    expect(Boolean(taken)).toBe(true); // the stray key was released: not held for nobody until it expires
+    await (taken === true ? (next as Lock).release() : taken ? taken.release() : undefined);
+  });
+});
