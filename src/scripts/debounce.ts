@@ -14,8 +14,9 @@ import { defineScript } from "./script";
  * clock, and the 16 newest whatever their clocks say (a caller's clock far ahead must not drop them all); at
  * most 512 (a busier debouncer's oldest late copies may count again). It kept 16: a copy arriving after 16
  * other calls counted again and, the newest on the list, left no caller to run the callback. A call over
- * 30 s older than the newest counted one (its request long on its way, its caller perhaps told it failed)
- * counts nothing: counted, it would be the newest, and the newer call would find itself superseded.
+ * 60 s older than the newest counted one (its request long on its way, its caller perhaps told it failed:
+ * a caller waits `wait` + 60 s) counts nothing: counted, it would be the newest, and a newer caller whose
+ * check came after it would find itself superseded. Callers' clocks must agree within those 60 s.
  * ARGV[1]  lifetime, ms; ARGV[2] the call's id
  * Returns  the count this call got; 0 for a call too old to count.
  */
@@ -27,7 +28,7 @@ if at then
   return tonumber(string.match(calls, "^%d+", at + #ARGV[2] + 1))
 end
 local mine = tonumber(string.match(ARGV[2], "^%d+")) or 0
-if (tonumber(string.match(calls, "^%d+")) or 0) > mine + 30000000 then
+if (tonumber(string.match(calls, "^%d+")) or 0) > mine + 60000000 then
   return 0
 end
 local count = redis.call("INCR", KEYS[1])

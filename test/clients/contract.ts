@@ -750,6 +750,10 @@ async function exerciseDebounceScripts(run: Run): Promise<void> {
   expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(1);
   expect(await run(countCall, agedKeys, [lifetime, `${at + 30_000_001}-later`])).toBe(22);
   expect(await run(countCall, agedKeys, [lifetime, `${at}-first`])).toBe(23);
+  // Over 60 s older than the newest call, a call's request counts nothing (its caller may have given up).
+  expect(await run(countCall, agedKeys, [lifetime, `${at + 60_000_002}-latest`])).toBe(24);
+  expect(await run(countCall, agedKeys, [lifetime, `${at + 1}-late`])).toBe(0);
+  expect(await run(isLatestCall, agedKeys, [24, `${at + 60_000_002}-latest`])).toBe(1);
   // A caller whose clock is far ahead drops no call of the 16 newest (review helper-33: it dropped them all).
   const skewed = uniqueId("scripts-counter-skewed");
   const skewedKeys = [skewed, companionKey(skewed, ":calls")];
