@@ -380,8 +380,9 @@ export class Lease implements AsyncDisposable {
     if (reason === "taken") this.#gone = true;
     if (this.#ended) return;
     this.#end();
-    this.#reportLoss(reason);
+    // The stray's release first: a `release()` from onLost or the signal's listeners shares it.
     if (reason === "expired" && (this.#unsure || this.#extending > 0)) this.#releaseStray();
+    this.#reportLoss(reason);
   }
 
   #reportLoss(reason: LockLossReason): void {

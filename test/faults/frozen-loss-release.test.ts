@@ -5,7 +5,7 @@
 // the lease does. It waited as long as Redis stayed frozen.
 import { Redis as IoRedis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { Lock, type RedisClient, Semaphore } from "../../src/index";
+import { type Lease, Lock, type RedisClient, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, usePrivateStack, useWire } from "./support/endpoints";
 import { abortTime, pause, within } from "./support/time";
@@ -118,6 +118,38 @@ describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease 
       kind === "Lock" ? new Lock({ id, redis: direct }) : new Semaphore({ id, redis: direct, limit: 1 });
     const taken = await next.acquire({ retry: { attempts: 1 } });
     expect(Boolean(taken)).toBe(true); // the stray key was released: not held for nobody until it expires
+    await (taken === true ? (next as Lock).release() : taken ? taken.release() : undefined);
+  });
+
+  it("is sent again when onLost calls release() itself (review helper-102)", async () => {
+    // onLost ran before the library's release started: the caller's release() sent its own, once.
+    const { passThrough, direct, faulty } = wire();
+    const id = uniqueId("stray-fails-onlost");
+    let releasing: Promise<boolean> | undefined;
+    let held: { release(): Promise<boolean> } | undefined;
+    const options = {
+      id,
+      redis: faulty,
+      lease: 5_000,
+      onLost: () => {
+        passThrough.faults.reset();
+        passThrough.faults.status5xx(1);
+        releasing = held?.release();
+      },
+    };
+    const owner = kind === "Lock" ? new Lock(options) : new Semaphore({ ...options, limit: 1 });
+    await (await owner.acquireOrThrow()).release();
+    const lease = await owner.acquireOrThrow({ autoExtend: true });
+    held = kind === "Lock" ? (owner as Lock) : (lease as Lease);
+    passThrough.faults.delayRepliesNext(100, 30_000);
+    await abortTime(kind === "Lock" ? (owner as Lock).signal : (lease as Lease).signal);
+    expect(await releasing).toBe(false);
+    await pause(1_500);
+    passThrough.faults.reset();
+    const next =
+      kind === "Lock" ? new Lock({ id, redis: direct }) : new Semaphore({ id, redis: direct, limit: 1 });
+    const taken = await next.acquire({ retry: { attempts: 1 } });
+    expect(Boolean(taken)).toBe(true);
     await (taken === true ? (next as Lock).release() : taken ? taken.release() : undefined);
   });
 });
