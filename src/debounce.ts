@@ -57,9 +57,10 @@ export class Debounce<Args extends unknown[] = unknown[]> {
     const id = newCallId(); // a re-sent request of this call counts once
     const lifetime = this.#wait + COUNTER_GRACE_MS;
     // Each request is useful while the counter lives, from the count's send (early-erring, as a lease is):
-    // past that, Redis was silent, and a check run on expired keys would read "another call came".
+    // past that, Redis was silent, and a check run on expired keys would read "another call came". The drift
+    // allowance comes off the grace: 1 % of a long `wait` would eat all of it.
     const countSentAt = monotonicNow();
-    const keysEndAt = countSentAt + lifetime - clockDriftAllowance(lifetime);
+    const keysEndAt = countSentAt + lifetime - clockDriftAllowance(COUNTER_GRACE_MS);
     const run = async (script: LuaScript, args: ScriptArgument[], allowance: number) => {
       const answer =
         allowance > 0 // else the keys may be gone already: nothing is sent
@@ -69,7 +70,11 @@ export class Debounce<Args extends unknown[] = unknown[]> {
           : TIMED_OUT;
       if (answer !== TIMED_OUT) return answer;
       const { lockId } = this.#target;
-      throw new LockRedisError(lockId, "debounce", new InstanceTimeoutError(lockId, "debounce", allowance));
+      throw new LockRedisError(
+        lockId,
+        "debounce",
+        new InstanceTimeoutError(lockId, "debounce", allowance > 0 ? allowance : lifetime),
+      );
     };
     const [ours = Number.NaN] = await run(countCall, [lifetime, id], lifetime);
     await sleep(this.#wait);
