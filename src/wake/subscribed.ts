@@ -140,15 +140,18 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Whether subscribing costs no more than polling until the wait ends (last try, timeout, lease) within `span`
-   * ms: it costs itself (`cost`: its SUBSCRIBE, and over TCP a connection's handshake and an UNSUBSCRIBE), the
-   * next poll (for moments before it was active), its safety polls and the try after the wake-up. A fair
+   * ms: its SUBSCRIBE (none to join one), the next poll (for moments before it was active), its safety polls
+   * and the try after the wake-up. What else `cost` counts (over TCP, a new connection's handshake, shared by
+   * every wait while it is open) must fit the attempts left, but is not held against this one wait. A fair
    * waiter subscribes at once: only the release handing it the lock wakes it.
    */
   #pays({ tries, spent, now }: Step, span: number, cost: number): boolean {
     const left = this.plan.attempts - spent;
     if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < cost + 1) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
-    return span > 0 && this.#polls(tries, span, left) >= cost + 2 + this.#safetyPolls(tries, span);
+    return (
+      span > 0 && this.#polls(tries, span, left) >= Math.min(cost, 1) + 2 + this.#safetyPolls(tries, span)
+    );
   }
 
   /** How many polls plain polling sends within `span` ms from now, at most `left`; summed once waits settle. */

@@ -24,8 +24,14 @@ export interface PubSubClient {
 }
 
 type DuplicateOptions =
-  | { retryStrategy: () => null; enableReadyCheck: false; protocol: 2 }
-  | { RESP: 2; maintNotifications: "disabled"; clientSideCache: undefined; emitInvalidate: false };
+  | { retryStrategy: () => null; enableReadyCheck: false; protocol: 2; disableClientInfo: true }
+  | {
+      RESP: 2;
+      maintNotifications: "disabled";
+      clientSideCache: undefined;
+      emitInvalidate: false;
+      disableClientInfo: true;
+    };
 
 /** Idle channels kept subscribed on an open connection: joined again for free, and no UNSUBSCRIBE each. */
 const IDLE_KEPT = 32;
@@ -88,16 +94,19 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     // A dropped connection is replaced by a fresh one at the next wait: ioredis must not reconnect this one.
     // A cluster's own subscriber would resubscribe in silence (neither client says so), and releases
     // announced in the gap would be lost unheard: a primary's connection serves (a PUBLISH reaches every node).
-    const primary = ioredis
-      ? source.nodes?.("master")[0]
-      : source.masters?.find((node) => node.client)?.client;
-    const base = primary ?? source;
-    // No HELLO and no ready check (its INFO): billed commands; SUBSCRIBE is served while Redis loads data.
+    const base = primaryOf(source, ioredis);
+    // No HELLO, no ready check (its INFO), no CLIENT SETINFO: billed commands. SUBSCRIBE is served while Redis
+    // loads its data.
     const client = !ioredis
       ? nodeRedisDuplicate(base)
       : base.isCluster
         ? base.duplicate()
-        : base.duplicate({ retryStrategy: () => null, enableReadyCheck: false, protocol: 2 });
+        : base.duplicate({
+            retryStrategy: () => null,
+            enableReadyCheck: false,
+            protocol: 2,
+            disableClientInfo: true,
+          });
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {
       shut = () => reject(new Error(CLOSED));
@@ -182,10 +191,16 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
     const link = current?.dead ? undefined : current;
     const entry = channel === undefined ? undefined : link?.channels.get(channel);
     if (entry && !entry.leaving) return 0;
-    if (!link) return 1 + handshakeCommands(source.options);
+    if (!link) return 1 + handshakeCommands(primaryOf(source, ioredis).options);
     return idleOf(link).length >= IDLE_KEPT ? 2 : 1;
   };
   return Object.assign(subscribe, { cost });
+}
+
+/** The client a subscriber connection duplicates: a cluster's first primary (connected), else the client. */
+function primaryOf(source: PubSubClient, ioredis: boolean): PubSubClient {
+  const primary = ioredis ? source.nodes?.("master")[0] : source.masters?.find((node) => node.client)?.client;
+  return primary ?? source;
 }
 
 /** node-redis's duplicate in RESP2, without what only RESP3 serves (a client that refuses: as it is). */
@@ -196,6 +211,7 @@ function nodeRedisDuplicate(base: PubSubClient): PubSubClient {
       maintNotifications: "disabled",
       clientSideCache: undefined,
       emitInvalidate: false,
+      disableClientInfo: true,
     });
   } catch {
     return base.duplicate();

@@ -70,6 +70,45 @@ describe("tcpSubscriber", () => {
     expect(connections[0]?.closed).toBe(true);
   });
 
+  it("duplicates in RESP2 with no ready check and no CLIENT SETINFO: no billed command before SUBSCRIBE", async () => {
+    const asked: unknown[] = [];
+    const source = {
+      duplicate: (options: unknown) => {
+        asked.push(options);
+        return new FakeConnection();
+      },
+    };
+    const stopIoredis = await tcpSubscriber(source as never, true)(
+      "c",
+      listener(),
+      new AbortController().signal,
+    );
+    const stopNodeRedis = await tcpSubscriber(source as never, false)(
+      "c",
+      listener(),
+      new AbortController().signal,
+    );
+    expect(asked).toEqual([
+      expect.objectContaining({ protocol: 2, enableReadyCheck: false, disableClientInfo: true }),
+      expect.objectContaining({ RESP: 2, maintNotifications: "disabled", disableClientInfo: true }),
+    ]);
+    stopIoredis();
+    stopNodeRedis();
+  });
+
+  it("costs a cluster's subscription as its primary's connection: that is the one duplicated", () => {
+    const primary = { options: { password: "secret" }, duplicate: () => new FakeConnection() };
+    const cluster = {
+      isCluster: true,
+      options: {},
+      nodes: () => [primary],
+      duplicate: () => new FakeConnection(),
+    };
+    expect(tcpSubscriber(cluster as never, true).cost?.("c")).toBe(2); // AUTH, SUBSCRIBE
+    const nodeCluster = { masters: [{ client: primary }], duplicate: () => new FakeConnection() };
+    expect(tcpSubscriber(nodeCluster as never, false).cost?.("c")).toBe(2);
+  });
+
   it("costs: a SUBSCRIBE, after a new connection's handshake (as the client's options ask)", async () => {
     expect(ioredisLike().subscribe.cost?.("c")).toBe(1);
     const { subscribe } = ioredisLike(undefined, { password: "secret", db: 2, connectionName: "app" });
