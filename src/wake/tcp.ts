@@ -31,6 +31,7 @@ type DuplicateOptions =
       clientSideCache: undefined;
       emitInvalidate: false;
       disableClientInfo: true;
+      pingInterval: 0;
     };
 
 /** Idle channels kept subscribed on an open connection: joined again for free, and no UNSUBSCRIBE each. */
@@ -203,7 +204,10 @@ function primaryOf(source: PubSubClient, ioredis: boolean): PubSubClient {
   return primary ?? source;
 }
 
-/** node-redis's duplicate in RESP2, without what only RESP3 serves (a client that refuses: as it is). */
+/**
+ * node-redis's duplicate in RESP2, without what only RESP3 serves (a client that refuses: as it is), and
+ * without the client's `pingInterval`: a PING every interval would be billed and counted by no wait.
+ */
 function nodeRedisDuplicate(base: PubSubClient): PubSubClient {
   try {
     return base.duplicate({
@@ -212,6 +216,7 @@ function nodeRedisDuplicate(base: PubSubClient): PubSubClient {
       clientSideCache: undefined,
       emitInvalidate: false,
       disableClientInfo: true,
+      pingInterval: 0,
     });
   } catch {
     return base.duplicate();

@@ -90,7 +90,13 @@ describe("tcpSubscriber", () => {
     );
     expect(asked).toEqual([
       expect.objectContaining({ protocol: 2, enableReadyCheck: false, disableClientInfo: true }),
-      expect.objectContaining({ RESP: 2, maintNotifications: "disabled", disableClientInfo: true }),
+      // No PING timer either (node-redis's `pingInterval`: review helper-103, 22 commands for 8 attempts).
+      expect.objectContaining({
+        RESP: 2,
+        maintNotifications: "disabled",
+        disableClientInfo: true,
+        pingInterval: 0,
+      }),
     ]);
     stopIoredis();
     stopNodeRedis();
