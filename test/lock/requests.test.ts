@@ -262,6 +262,9 @@ describe("transport failures", () => {
     expect(error).toBeInstanceOf(LockAcquisitionError);
     expect(error).toMatchObject({ reason: "redis-error", attempts: 2 });
     expect((error as Error).cause).toBeInstanceOf(LockRedisError);
+    // The failed tries' undos, re-sent after the 503s, must not reach the wire during the next tests' faults
+    // (under load, one took a reply the test below meant to drop).
+    await within(lock.pending, 5_000, "the undos of the failed tries");
   });
 
   it("an earlier failed try does not hide a later success", async () => {
@@ -271,6 +274,7 @@ describe("transport failures", () => {
     wire.faults.status5xx(1);
     expect(await lock.acquire()).toBe(true);
     await lock.release();
+    await within(lock.pending, 5_000, "the undo of the failed try");
   });
 
   it("when the last try's reply is lost for good, the lock it may have taken is released in the background", async () => {
