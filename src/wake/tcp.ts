@@ -144,9 +144,9 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   const idleOf = (link: Link) =>
     [...link.channels].filter(([, entry]) => entry.active && !entry.leaving && entry.listeners.size === 0);
   const unsubscribeOldestIdle = (link: Link) => {
-    const [oldest] = idleOf(link);
-    if (!oldest || idleOf(link).length < IDLE_KEPT) return;
-    const [channel, entry] = oldest;
+    const idle = idleOf(link);
+    if (idle.length < IDLE_KEPT) return;
+    const [channel, entry] = idle[0] as [string, Channel];
     const done = () => forget(link, channel, entry);
     entry.leaving = Promise.race([link.client.unsubscribe(channel), link.closed]).then(done, done);
   };

@@ -464,12 +464,15 @@ describe("Semaphore.permit(uuid) on the instance that holds that uuid", () => {
 // Third review of 2026-12-01: a release that outlived its lease was still on its way when a same-uuid try
 // went out; landing after it, it deleted the hold that try had made. A try now waits for the request
 // itself, not for the caller's answer (which comes at the lease's end at the latest).
+// The first hold's lease is short, to run out within the test, but not so short that a loaded machine's
+// first reply misses it (a try unanswered within its lease fails the acquisition: 300 ms did, under load).
+const FIRST_LEASE = 1_000;
 describe.each(kinds)("%s: a release slower than the lease, then a same-uuid acquisition", (_name, make) => {
   it("waits for the release to land, and the hold it makes survives it", async () => {
     const { faulty, passThrough } = wire();
     const uuid = crypto.randomUUID();
     const one = make(uniqueId("late-release-again"), faulty, 300);
-    const first = await one.acquire({ uuid });
+    const first = await one.acquire({ uuid, lease: FIRST_LEASE });
     await waitUntil(() => first.signal.aborted, "the first lease ran out");
     passThrough.faults.delayNext(1, 700);
     expect(await first.release()).toBe(false); // past the lease: answered at once, the request still on its way
@@ -485,7 +488,7 @@ describe.each(kinds)("%s: a release slower than the lease, then a same-uuid acqu
     const id = uniqueId("late-release-outage");
     const uuid = crypto.randomUUID();
     const one = make(id, faulty, 300);
-    const first = await one.acquire({ uuid });
+    const first = await one.acquire({ uuid, lease: FIRST_LEASE });
     await waitUntil(() => first.signal.aborted, "the first lease ran out");
     passThrough.faults.delayNext(1, 700);
     expect(await first.release()).toBe(false);
