@@ -37,7 +37,7 @@ export interface Owner extends LeaseOwner {
 export function openOwner(config: LockCreateConfig, fair: boolean, make: StoreMaker): Owner {
   const settings = resolveLockSettings(config, fair);
   const running = newBackground(settings.waitUntil);
-  const { redis } = config;
+  const { redis } = settings;
   // The Redis side: `make` on the one client, or on each member of a quorum.
   const store = isQuorum(redis) ? redis.build(settings, make, running) : make(connectTarget(settings, redis));
   const tokens = new TokenLeases();

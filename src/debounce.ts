@@ -33,18 +33,19 @@ export class Debounce<Args extends unknown[] = unknown[]> {
    */
   constructor(config: DebounceConfig<Args>) {
     check("options", config, "object", true);
-    check("id", config.id, "id", true);
-    assertRedisClient("redis", config.redis);
-    const wait = config.wait ?? 1_000;
+    const { id, redis, prefix, server, callback } = config; // each read once, then checked
+    const wait = config.wait ?? 1_000; // null too, as in 0.2
+    check("id", id, "id", true);
+    assertRedisClient("redis", redis);
     check("wait", wait, "ms");
-    check("callback", config.callback, "function", true);
-    check("server", config.server, ["upstash", "redis"]);
-    const upstash = (config.server ?? guessServerKind(config.redis)) === "upstash";
-    this.#target = { lockId: config.id, run: scriptRunnerFor(config.redis, upstash) };
-    const key = prefixedKey(config.prefix, config.id);
+    check("callback", callback, "function", true);
+    check("server", server, ["upstash", "redis"]);
+    const upstash = (server ?? guessServerKind(redis)) === "upstash";
+    this.#target = { lockId: id, run: scriptRunnerFor(redis, upstash) };
+    const key = prefixedKey(prefix, id);
     this.#keys = [key, companionKey(key, ":calls")];
     this.#wait = wait;
-    this.#callback = config.callback;
+    this.#callback = callback;
   }
 
   /**

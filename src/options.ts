@@ -1,5 +1,6 @@
 import type { Background } from "./background";
 import type { BackoffPolicy } from "./backoff";
+import { clockDriftAllowance } from "./clock";
 import type { LockLostError } from "./errors";
 import { assertRedisClient, type RedisClient } from "./redis/client";
 import type { ServerKind } from "./redis/server";
@@ -9,6 +10,9 @@ import { check, describeValue, type Rule } from "./validate";
 
 /** The defaults of 0.2: a 10 s lease, 3 tries 100 ms apart. */
 export const DEFAULT_LEASE_MS = 10_000;
+
+/** The shortest lease, in ms, that leaves a try time to be answered after the clock-drift allowance. */
+const MIN_LEASE_MS = 3;
 
 /**
  * How long, in ms, a fair waiter's place in line outlives its longest wait: a margin for a slow request
@@ -34,6 +38,8 @@ export function isQuorum(redis: unknown): redis is QuorumSpec {
 /** The options a lock keeps, validated. */
 export interface LockSettings {
   readonly id: string;
+  /** The client, or the quorum, as given. */
+  readonly redis: RedisClient | QuorumSpec;
   /** The Redis key: `prefix` + `id`. */
   readonly key: string;
   /** The seeded token, if any (an empty string, as in 0.2, means none). */
@@ -83,12 +89,26 @@ const HOLD_RULES: readonly (readonly [string, Rule])[] = [
   ["retry.jitter", "fraction"],
 ];
 
+/**
+ * Checks the hold options and returns a copy, each read once: the caller's objects may change (or a getter
+ * answer differently) after the check, and what was checked is what is used.
+ */
 function checkHold(config: HoldOptions): HoldOptions {
+  const given: Record<string, unknown> = {}; // the caller's values, a nested object once read
+  const copy: Record<string, unknown> = {};
   for (const [name, rule] of HOLD_RULES) {
-    const value = name.split(".").reduce<unknown>((parent, key) => (parent as never)?.[key], config);
+    const [parent, child] = name.split(".") as [string, string | undefined];
+    const value =
+      child === undefined ? config[parent as keyof HoldOptions] : (given[parent] as never)?.[child];
     check(name, value, rule);
+    if (child === undefined) {
+      given[parent] = value;
+      copy[parent] = value !== null && typeof value === "object" ? {} : value;
+    } else if (copy[parent] !== null && typeof copy[parent] === "object") {
+      (copy[parent] as Record<string, unknown>)[child] = value;
+    }
   }
-  return config;
+  return copy as HoldOptions;
 }
 
 /** A token given as `uuid`: a string; empty, null or undefined mean "draw one", as in 0.2 (`if (uuid)`). */
@@ -109,8 +129,8 @@ export function prefixedKey(prefix: unknown, id: string): string {
  */
 export function resolveLockSettings(config: LockCreateConfig, fair = false): LockSettings {
   check("options", config, "object", true);
-  check("id", config.id, "text", true);
-  const { redis } = config;
+  const { id, redis, prefix, uuid, server, waitUntil } = config; // each read once, then checked
+  check("id", id, "text", true);
   const quorum = isQuorum(redis);
   if (Array.isArray(redis)) {
     throw new TypeError("Expected `redis` to be one client; for a quorum, pass `quorum([...clients])`");
@@ -118,14 +138,15 @@ export function resolveLockSettings(config: LockCreateConfig, fair = false): Loc
   if (!quorum) assertRedisClient("redis", redis);
   if (fair && quorum)
     throw new TypeError("A fair lock or semaphore cannot run on a quorum: no single line exists");
-  check("waitUntil", config.waitUntil, "function");
-  check("server", config.server, ["upstash", "redis"]);
+  check("waitUntil", waitUntil, "function");
+  check("server", server, ["upstash", "redis"]);
   const settings = {
-    id: config.id,
-    key: prefixedKey(config.prefix, config.id),
-    uuid: optionalToken(config.uuid),
-    server: config.server,
-    waitUntil: config.waitUntil,
+    id,
+    redis,
+    key: prefixedKey(prefix, id),
+    uuid: optionalToken(uuid),
+    server,
+    waitUntil,
     quorum,
     hold: checkHold(config),
   } as LockSettings;
@@ -166,6 +187,12 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
       chosen === undefined // a third of the lease, at least 1 ms: only a 1 ms lease leaves none
         ? `Expected \`lease\` to be at least 2 ms with \`autoExtend\` (renewed a third of the way), got ${lease}`
         : `Expected \`autoExtend.interval\` to be less than the lease (${lease} ms), got ${interval}`,
+    );
+  }
+  // A try is given the lease less the clock-drift allowance to be answered in: a shorter lease leaves none.
+  if (lease <= clockDriftAllowance(lease)) {
+    throw new RangeError(
+      `Expected \`lease\` to be at least ${MIN_LEASE_MS} ms (a try needs time to be answered within it), got ${lease}`,
     );
   }
   // A timeout budgets time, not tries: with no count set, tries go on until it runs out. At least one try.

@@ -27,22 +27,21 @@ export class Semaphore {
    */
   constructor(config: SemaphoreCreateConfig) {
     check("options", config, "object", true);
-    const { limit } = config;
+    const { limit, fair } = config; // each read once, then checked
     check("limit", limit, "permits", true);
     if ((limit as number) > MAX_PERMITS) {
       throw new RangeError(
         `Expected \`limit\` to be at most ${MAX_PERMITS} (permits; every request sends every permit's key), got ${limit}`,
       );
     }
-    check("fair", config.fair, "boolean");
+    check("fair", fair, "boolean");
     if ((config as { uuid?: unknown }).uuid != null) {
       throw new TypeError(
         "Expected no `uuid` on a Semaphore (its holders are many): pass acquire({ uuid }), or use permit(uuid)",
       );
     }
-    const fair = config.fair ?? false;
     this.limit = limit as number;
-    this.#owner = openOwner(config, fair, permitStore(this.limit, fair));
+    this.#owner = openOwner(config, fair ?? false, permitStore(this.limit, fair ?? false));
   }
 
   /** The semaphore's id; its permits' keys are derived from `prefix` + `id`. */

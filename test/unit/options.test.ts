@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Debounce, FairLock, Lock, quorum, Semaphore } from "../../src/index";
+import { resolveAcquirePlan, resolveLockSettings } from "../../src/options";
 
 // A client whose every method fails the test: constructing with bad input must not touch it.
 const untouchable = {
@@ -246,5 +247,70 @@ describe("Debounce", () => {
     // @ts-expect-error: the callback takes a string and a number
     const wrong = () => debounce.call(1);
     expect(typeof wrong).toBe("function");
+  });
+});
+
+// Review helper-104 (2026-12-05): the options were checked, then read from the caller's objects at each
+// call with options: `attempts` set to NaN after the constructor made a wait that never ended.
+describe("what the constructor checked is what every call uses", () => {
+  it("a change to the caller's options after the constructor does not reach the lock", () => {
+    const retry = { attempts: 3, delay: 100 };
+    const options = { id: "x", redis: untouchable, lease: 5_000, retry, autoExtend: { interval: 1_000 } };
+    const settings = resolveLockSettings(options);
+    retry.attempts = Number.NaN;
+    retry.delay = -1;
+    options.lease = -5;
+    options.autoExtend.interval = 0;
+    for (const call of [undefined, {}, { uuid: "u" }]) {
+      const plan = resolveAcquirePlan(call, settings);
+      expect(plan).toMatchObject({ lease: 5_000, attempts: 3, renewInterval: 1_000 });
+      expect(plan.backoff.delay).toBe(100);
+    }
+  });
+
+  it("reads each option once: a getter that changes its answer is checked and used as first read", () => {
+    let reads = 0;
+    const retry = {
+      get attempts() {
+        reads += 1;
+        return reads === 1 ? 4 : Number.NaN;
+      },
+    };
+    const settings = resolveLockSettings({ id: "x", redis: untouchable, retry });
+    expect(resolveAcquirePlan({ lease: 1_000 }, settings).attempts).toBe(4);
+    expect(reads).toBe(1);
+  });
+
+  it("Semaphore and Debounce read each of their own options once (review helper-106)", () => {
+    const reads = new Map<PropertyKey, number>();
+    const counted = <T extends object>(options: T) =>
+      new Proxy(options, {
+        get(target, key, receiver) {
+          reads.set(key, (reads.get(key) ?? 0) + 1);
+          return Reflect.get(target, key, receiver);
+        },
+      });
+    new Semaphore(counted({ id: "s", redis: untouchable, limit: 2, fair: false }));
+    expect([reads.get("limit"), reads.get("fair"), reads.get("id"), reads.get("redis")]).toEqual([
+      1, 1, 1, 1,
+    ]);
+    reads.clear();
+    new Debounce(counted({ id: "d", redis: untouchable, wait: 10, callback: () => {} }));
+    expect([...reads.entries()].filter(([, count]) => count > 1)).toEqual([]);
+  });
+});
+
+// Review helper-104 (2026-12-05): a try is given the lease less the clock-drift allowance (2 ms and 1 %)
+// to be answered in. A lease of 1 or 2 ms left none: every acquire failed as "Redis did not answer".
+describe("a lease too short for any try to be answered in", () => {
+  it.each([1, 2])("lease: %i is refused before any request", async (lease) => {
+    expect(() => new Lock({ id: "x", redis: untouchable, lease })).toThrow(RangeError);
+    expect(() => new Lock({ id: "x", redis: untouchable, lease })).toThrow(/`lease`.*at least 3 ms.*got/);
+    const lock = new Lock({ id: "x", redis: untouchable });
+    await expect(lock.acquire({ lease })).rejects.toThrow(/`lease`.*at least 3 ms.*got/);
+  });
+
+  it("lease: 3 is accepted", () => {
+    expect(() => new Lock({ id: "x", redis: untouchable, lease: 3 })).not.toThrow();
   });
 });
