@@ -46,10 +46,11 @@ const INSTANCE_WAIT_SHARE_OF_LEASE = 1 / 3;
  * const lock = new Lock({ id: "nightly-report", redis: quorum([a, b, c]), lease: 30_000 });
  * @throws {TypeError | RangeError} when `clients` is not an odd number of Redis clients.
  */
-export function quorum(clients: readonly RedisClient[]): QuorumSpec {
+export function quorum(given: readonly RedisClient[]): QuorumSpec {
   const expected =
     "Expected `quorum()` to get an odd number of independent clients (so that a majority exists)";
-  if (!Array.isArray(clients)) throw new TypeError(`${expected}, got ${describeValue(clients)}`);
+  if (!Array.isArray(given)) throw new TypeError(`${expected}, got ${describeValue(given)}`);
+  const clients = Object.freeze([...given]); // checked and used as given now, whatever changes the caller's
   if (clients.length % 2 === 0) throw new RangeError(`${expected}, got an array of ${clients.length}`);
   for (const [index, client] of clients.entries()) {
     assertRedisClient(`quorum()[${index}]`, client);
@@ -59,7 +60,7 @@ export function quorum(clients: readonly RedisClient[]): QuorumSpec {
   }
   return {
     [QUORUM]: true,
-    clients: [...clients],
+    clients,
     build: (settings, make, background) => {
       const targets = clients.map((client) => connectTarget(settings, client));
       const store = quorumStore(settings.id, targets.map(make), background, make.permits ?? 1);
@@ -163,7 +164,7 @@ function quorumStore(
     return new Promise<Heard<T>>((resolve) => {
       let answered = 0;
       requests.forEach((request, index) => {
-        within(request, limit, () => {})
+        within(request, limit, () => {}, false) // a waiting caller's own bound keeps the process alive
           .then(
             (value) => (value === TIMED_OUT ? new InstanceTimeoutError(lockId, operation, limit) : value),
             (error: unknown) =>

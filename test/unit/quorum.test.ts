@@ -129,3 +129,25 @@ describe("a semaphore on a quorum", () => {
     vi.restoreAllMocks();
   });
 });
+
+// Review helper-104 (2026-12-05): quorum() checked the caller's array, then built on it as it was later.
+describe("quorum() builds on the clients it checked", () => {
+  it("a change to the caller's array after quorum() does not reach the lock", () => {
+    const [a, b, c] = [client(), client(), client()];
+    const given = [a, b, c];
+    const spec = quorum(given);
+    given[2] = a; // one server twice: the check quorum() made would refuse it
+    const settings = resolveLockSettings({ id: "q", redis: spec });
+    const asked: unknown[] = [];
+    const make = ((target: { client: unknown }) => {
+      asked.push(target.client);
+      return member(async () => granted).store;
+    }) as unknown as StoreMaker;
+    spec.build(settings, make, newBackground(undefined));
+    expect(asked).toEqual([a, b, c]);
+    expect(asked[2]).toBe(c);
+    // What the spec shows is what it builds on, and cannot be changed (review helper-106).
+    expect(Object.isFrozen(spec.clients)).toBe(true);
+    expect(spec.clients).toEqual([a, b, c]);
+  });
+});
