@@ -1,5 +1,5 @@
 import { backoffDelay } from "./backoff";
-import { clockDriftAllowance, monotonicNow } from "./clock";
+import { backgroundTimer, clockDriftAllowance, monotonicNow } from "./clock";
 import {
   type AcquisitionFailureReason,
   type InstanceFailure,
@@ -138,8 +138,10 @@ export async function acquire({
     const useful = sentAt + lease - clockDriftAllowance(lease);
     const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
+    // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound).
+    const stopKeepingAlive = backgroundTimer(limit, () => {}, true);
     try {
-      const take = await abortable(within(request, limit, abandon), signal, abandon);
+      const take = await abortable(within(request, limit, abandon, false), signal, abandon);
       if (take === TIMED_OUT) {
         unanswered = silence("acquire", Math.max(0, limit));
         if (budgetEnd <= useful) return fail("timeout");
@@ -156,6 +158,7 @@ export async function acquire({
       waiter?.answered(undefined);
       return { kind: "error", error };
     } finally {
+      stopKeepingAlive();
       if (abandoned) background(abandoned);
       if (!won) unmark?.();
     }

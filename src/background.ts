@@ -1,3 +1,5 @@
+import { backgroundTimer } from "./clock";
+
 /** Work left running after a call returned: tracked for `pending`, handed to `waitUntil` when left behind. */
 export interface Background {
   /** Tracks `work`, which must not reject (a rejection is swallowed here anyway). */
@@ -24,7 +26,15 @@ export function newBackground(waitUntil: ((promise: Promise<unknown>) => void) |
     },
     get pending() {
       return (async () => {
-        while (running.size > 0) await Promise.all(running);
+        if (running.size === 0) return;
+        // Awaited, the work keeps the process alive: its retries wait on timers that do not (left behind,
+        // it must not), and an HTTP client's idle sockets do not either.
+        const release = backgroundTimer(Number.MAX_SAFE_INTEGER, () => {}, true);
+        try {
+          while (running.size > 0) await Promise.all(running);
+        } finally {
+          release();
+        }
       })();
     },
   };

@@ -503,7 +503,7 @@ export class Lease implements AsyncDisposable {
     this.#c.tokens?.track("releasing", token, landed(request, lease));
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
     // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
-    const answer = await within(request, patience, answerLate).catch((error: unknown) =>
+    const answer = await within(request, patience, answerLate, false).catch((error: unknown) =>
       error instanceof LockRedisError && error.refused && /\bWRONGTYPE\b/.test(error.reason)
         ? NOT_HELD
         : TIMED_OUT,

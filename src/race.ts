@@ -6,18 +6,26 @@ export const TIMED_OUT: unique symbol = Symbol("timed out");
 /**
  * Settles like `work`, or resolves {@link TIMED_OUT} after `ms` (at once if ≤ 0, never if infinite): a
  * hanging request must not hold up a caller with a budget. `onLate` then cleans up `work` (must not reject).
+ * @param keepAlive whether the timer keeps the process alive (a caller awaits it: `work` may rest on no
+ *   handle that does, such as an idle HTTP socket and a background retry's timer); false for work nobody
+ *   awaits (a renewal).
  */
 export function within<T>(
   work: Promise<T>,
   ms: number,
   onLate: (work: Promise<T>) => void,
+  keepAlive = true,
 ): Promise<T | typeof TIMED_OUT> {
   if (ms === Number.POSITIVE_INFINITY) return work;
   return new Promise((resolve, reject) => {
-    const cancel = backgroundTimer(ms, () => {
-      onLate(work);
-      resolve(TIMED_OUT);
-    });
+    const cancel = backgroundTimer(
+      ms,
+      () => {
+        onLate(work);
+        resolve(TIMED_OUT);
+      },
+      keepAlive,
+    );
     void work.then(resolve, reject).finally(cancel);
   });
 }

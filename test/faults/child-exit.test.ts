@@ -1,6 +1,7 @@
 // A process that used auto-extend exits on its own once it is done with the lock: no renewal or
 // deadline timer outlives release or loss. Measured from the parent, on a real child process.
 import { describe, expect, it } from "vitest";
+import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { uniqueId } from "../support/redis";
 import { watchTypeScript } from "./support/child";
 import { clientFor, sharedEndpoint } from "./support/endpoints";
@@ -8,6 +9,7 @@ import { within } from "./support/time";
 
 const HOLD_CHILD = new URL("./fixtures/hold-child.ts", import.meta.url);
 const WAIT_CHILD = new URL("./fixtures/wait-child.ts", import.meta.url);
+const AWAITED_CHILD = new URL("./fixtures/awaited-child.ts", import.meta.url);
 /** What the child reports on each line. */
 interface ChildReport {
   event: "acquired" | "lost" | "released" | "settled";
@@ -77,4 +79,43 @@ describe("a child process waiting for a held lock", () => {
     const settled = await within(child.line(/"settled"/), 1_000, "the settled line");
     expect(parse(settled.text)).toEqual({ event: "settled", acquired: true });
   }, 60_000);
+});
+
+// Review helper-103 (2026-12-05): Node exited in the middle of `await lock.release()` after a loss (it
+// answers through a 0 ms timer) and of `await lock.pending` (the undo's retries wait on unref'd timers),
+// over @upstash/redis, whose idle sockets hold nothing: the caller's code after the await never ran.
+describe("a child process awaiting what only the library's timers hold", () => {
+  it.each([
+    ["pending", "settled"],
+    ["within", "timed out"],
+  ])(
+    "awaits %s to the end: %s",
+    async (awaited, answer) => {
+      const { stdout } = await runTypeScript(AWAITED_CHILD, { AWAITED: awaited }, 30_000);
+      expect(lastJsonLine(stdout)).toEqual({ awaited, answer });
+    },
+    60_000,
+  );
+});
+
+// Review helper-106 (2026-12-05): with the bound on a try's answer keeping the process alive, an aborted
+// acquire whose request hung kept it alive for the try's bound (the lease), though the caller was done.
+// Review helper-107: a quorum's bound on each member's answer did too (a third of the lease).
+describe("a child process that aborted an acquire whose request hangs", () => {
+  it.each([
+    ["one client", ""],
+    ["a quorum", "1"],
+  ])(
+    "exits soon after, not at the end of the try's bound (a 90 s lease; 30 s on a member): %s",
+    async (_name, quorum) => {
+      const child = watchTypeScript(AWAITED_CHILD, { AWAITED: "aborted", QUORUM: quorum });
+      const aborted = await within(child.line(/"aborted"/), 30_000, `the aborted line\n${child.output()}`);
+      expect(JSON.parse(aborted.text)).toEqual({ awaited: "aborted", answer: "caller gave up" });
+      const exit = await within(child.exited, 20_000, `the child's exit\n${child.output()}`);
+      expect(exit.code, child.output()).toBe(0);
+      // Not a speed bound: the defects kept it alive the whole 90 s lease (less its allowance), or 30 s on a quorum.
+      expect(exit.at - aborted.at).toBeLessThan(20_000);
+    },
+    60_000,
+  );
 });
