@@ -18,6 +18,8 @@ export interface PubSubClient {
   once?(event: string, listener: () => void): unknown;
   /** ioredis: "wait" until a `lazyConnect` client is asked to connect, "connecting" ... "ready". */
   readonly status?: string;
+  /** node-redis: whether the connection is open and takes commands. */
+  readonly isReady?: boolean;
   connect?(): Promise<unknown>;
   disconnect?(): unknown;
   destroy?(): unknown;
@@ -198,10 +200,16 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
   return Object.assign(subscribe, { cost });
 }
 
-/** The client a subscriber connection duplicates: a cluster's first primary (connected), else the client. */
+/**
+ * The client a subscriber connection duplicates: a cluster's first primary whose connection is ready (a dead
+ * one stays listed until the slots are refreshed, and never-used ones are not connected), else its first.
+ */
 function primaryOf(source: PubSubClient, ioredis: boolean): PubSubClient {
-  const primary = ioredis ? source.nodes?.("master")[0] : source.masters?.find((node) => node.client)?.client;
-  return primary ?? source;
+  const primaries = ioredis
+    ? (source.nodes?.("master") ?? [])
+    : (source.masters ?? []).flatMap((node) => (node.client ? [node.client] : []));
+  const ready = primaries.find((primary) => (ioredis ? primary.status === "ready" : primary.isReady));
+  return ready ?? primaries[0] ?? source;
 }
 
 /**

@@ -115,6 +115,35 @@ describe("tcpSubscriber", () => {
     expect(tcpSubscriber(nodeCluster as never, false).cost?.("c")).toBe(2);
   });
 
+  // Review helper-105 (2026-12-05): after the first listed primary died, ioredis kept it listed (its
+  // connection never used, so never "end"): every later subscriber duplicated the dead node, and waits polled.
+  it("duplicates a cluster's first ready primary, not a dead one listed first", () => {
+    const duplicated: string[] = [];
+    const node = (name: string, state: object) => ({
+      ...state,
+      options: {},
+      duplicate: () => {
+        duplicated.push(name);
+        return new FakeConnection();
+      },
+    });
+    const cluster = {
+      isCluster: true,
+      options: {},
+      nodes: () => [node("dead", { status: "wait" }), node("live", { status: "ready" })],
+      duplicate: () => new FakeConnection(),
+    };
+    void tcpSubscriber(cluster as never, true)("c", listener(), new AbortController().signal).catch(() => {});
+    const nodeCluster = {
+      masters: [{ client: node("dead", { isReady: false }) }, { client: node("live", { isReady: true }) }],
+      duplicate: () => new FakeConnection(),
+    };
+    void tcpSubscriber(nodeCluster as never, false)("c", listener(), new AbortController().signal).catch(
+      () => {},
+    );
+    expect(duplicated).toEqual(["live", "live"]);
+  });
+
   it("costs: a SUBSCRIBE, after a new connection's handshake (as the client's options ask)", async () => {
     expect(ioredisLike().subscribe.cost?.("c")).toBe(1);
     const { subscribe } = ioredisLike(undefined, { password: "secret", db: 2, connectionName: "app" });
