@@ -4,8 +4,8 @@ import type { LockHandle } from "./variants";
 /** A client method called as `evalsha(...)`, whatever the client's argument convention. */
 type EvalSha = (...args: unknown[]) => Promise<unknown>;
 
-/** Builds a fresh argument from a recorded one: the call's token in, per-call ids redrawn. */
-type Template = (token: string) => unknown;
+/** Builds a fresh argument from a recorded one: the cycle's token in, per-call ids redrawn by `fresh`. */
+type Template = (token: string, fresh: (recorded: string) => string) => unknown;
 
 const ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -79,13 +79,15 @@ export async function mirrorOfOurCommands(
   ) as [Template, Template];
   const evalsha = (...args: unknown[]) => (client as { evalsha: EvalSha }).evalsha(...args);
   let token = "";
+  let fresh = freshIds();
   const mirror: LockHandle = {
     acquire: async () => {
       token = crypto.randomUUID();
-      const reply = await evalsha(...(acquireCall(token) as unknown[]));
+      fresh = freshIds();
+      const reply = await evalsha(...(acquireCall(token, fresh) as unknown[]));
       return Array.isArray(reply) && Number(reply[0]) === 1;
     },
-    release: () => evalsha(...(releaseCall(token) as unknown[])),
+    release: () => evalsha(...(releaseCall(token, fresh) as unknown[])),
   };
   // Two cycles in a row succeed only if the mirrored release really frees the key.
   for (let index = 0; index < 2; index++) {
@@ -98,21 +100,46 @@ export async function mirrorOfOurCommands(
 /**
  * Compares two recordings of the same call made with tokens `a` and `b`: what is equal stays, what
  * differs only by the token takes the new token, and any other difference (a per-call id) is redrawn
- * at random with the same length each time.
+ * once per cycle (see {@link freshIds}).
  */
 function templateOf(one: unknown, two: unknown, a: string, b: string): Template {
   if (Array.isArray(one) && Array.isArray(two) && one.length === two.length) {
     const parts = one.map((item, index) => templateOf(item, two[index], a, b));
-    return (token) => parts.map((part) => part(token));
+    return (token, fresh) => parts.map((part) => part(token, fresh));
   }
   if (one === two) return () => one;
   if (typeof one === "string" && typeof two === "string") {
     if (one.includes(a) && one.split(a).join(b) === two) return (token) => one.split(a).join(token);
-    if (one.length === two.length) return () => randomId(one.length);
+    if (one.length === two.length) return (_token, fresh) => fresh(one);
   }
   throw new Error(
     `cannot mirror an argument that changed from ${JSON.stringify(one)} to ${JSON.stringify(two)}`,
   );
+}
+
+/**
+ * One cycle's per-call ids: each recorded id gets one fresh id, the same wherever it recurs (a release names
+ * the try that took the lock). An `<order>-<random>` id keeps its form with an order that keeps increasing.
+ */
+function freshIds(): (recorded: string) => string {
+  const drawn = new Map<string, string>();
+  return (recorded) => {
+    let id = drawn.get(recorded);
+    if (id === undefined) {
+      const [, random] = /^\d+-([0-9a-z]+)$/.exec(recorded) ?? [];
+      id = random === undefined ? randomId(recorded.length) : `${nextOrder()}-${randomId(random.length)}`;
+      drawn.set(recorded, id);
+    }
+    return id;
+  };
+}
+
+let lastOrder = 0;
+
+/** A strictly increasing order, in µs of the clock, as the ids the library sends carry. */
+function nextOrder(): number {
+  lastOrder = Math.max(lastOrder + 1, Date.now() * 1000);
+  return lastOrder;
 }
 
 function randomId(length: number): string {
