@@ -1,6 +1,6 @@
 import { clockDriftAllowance, monotonicNow } from "./clock";
 import { InstanceTimeoutError, LockRedisError } from "./errors";
-import { newCallId } from "./ids";
+import { newTimedCallId } from "./ids";
 import { companionKey } from "./keys";
 import { prefixedKey } from "./options";
 import { sleep, TIMED_OUT, within } from "./race";

@@ -1,17 +1,20 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { newCallId, newToken } from "../../src/ids";
+import { newCallId, newTimedCallId, newToken } from "../../src/ids";
 
 afterEach(() => {
   vi.unstubAllGlobals();
   vi.useRealTimers();
 });
 
-/** The order a script reads from a request id (`order` in the scripts: the leading digits). */
-const orderOf = (id: string) => Number(/^\d+/.exec(id)?.[0]);
+/** The order of a request id: its part before the dash, in base 36. */
+const orderOf = (id: string) => Number.parseInt(id.split("-")[0] ?? "", 36);
+
+/** The order Debounce's script reads from its call ids: the leading digits. */
+const timeOf = (id: string) => Number(/^\d+/.exec(id)?.[0]);
 
 describe("newCallId", () => {
-  it("is `<order>-<6 base-36 characters>`", () => {
-    expect(newCallId()).toMatch(/^\d+-[0-9a-z]{6}$/);
+  it("is `<order in base 36, 10 characters>-<6 base-36 characters>`: 17 characters on every request", () => {
+    expect(newCallId()).toMatch(/^[0-9a-z]{10}-[0-9a-z]{6}$/);
   });
 
   it("orders ids strictly, even many made in one millisecond, and even when the wall clock steps back", () => {
@@ -27,6 +30,16 @@ describe("newCallId", () => {
   it("counts in microseconds of the wall clock, so ids of different processes interleave in time", () => {
     vi.useFakeTimers({ now: 1_900_000_000_000, toFake: ["Date"] });
     expect(orderOf(newCallId())).toBeGreaterThanOrEqual(1_900_000_000_000 * 1000);
+  });
+});
+
+describe("newTimedCallId", () => {
+  it("is Debounce's: `<µs of the wall clock, in decimal>-<6 base-36 characters>`, ordered with newCallId's", () => {
+    vi.useFakeTimers({ now: 1_900_000_000_000, toFake: ["Date"] });
+    const timed = newTimedCallId();
+    expect(timed).toMatch(/^\d+-[0-9a-z]{6}$/);
+    expect(timeOf(timed)).toBeGreaterThanOrEqual(1_900_000_000_000 * 1000);
+    expect(orderOf(newCallId())).toBeGreaterThan(timeOf(timed));
   });
 });
 

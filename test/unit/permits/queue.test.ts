@@ -41,7 +41,7 @@ describe("a fair waiter's seat", () => {
     const [a, b] = [waiter().fair, waiter().fair];
     expect(a.member).not.toBe(b.member);
     // Its longest wait between tries (500 ms) plus the grace: how long it stands in for itself.
-    expect(a.member).toMatch(/^\d+-[0-9a-z]{6}:2500:token$/);
+    expect(a.member).toMatch(/^[0-9a-z]{10}-[0-9a-z]{6}:2500:token$/);
     expect(a.trying(false)).toEqual({ member: a.member, now: Date.now(), entryMs: 2_500, lastTry: false });
   });
 
