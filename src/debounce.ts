@@ -21,7 +21,8 @@ const COUNTER_GRACE_MS = 60_000;
  * const reindex = new Debounce({ id: "reindex", redis, wait: 2000, callback: (why: string) => rebuild(why) });
  * await reindex.call("edited"); // many processes may call; the index is rebuilt once per quiet period
  */
-export class Debounce<Args extends unknown[] = unknown[]> {
+// biome-ignore lint/suspicious/noExplicitAny: as 0.2's `call(...args: any[])`: an untyped callback's arguments stay `any`.
+export class Debounce<Args extends unknown[] = any[]> {
   readonly #target: { readonly lockId: string; readonly run: ScriptRunner };
   readonly #keys: string[]; // the counter, and beside it the recent calls' ids (see scripts/debounce.ts)
   readonly #wait: number;
@@ -55,7 +56,7 @@ export class Debounce<Args extends unknown[] = unknown[]> {
    * (`wait` + 60 s).
    */
   async call(...args: Args): Promise<boolean> {
-    const id = newCallId(); // a re-sent request of this call counts once
+    const id = newTimedCallId(); // a re-sent request of this call counts once
     const lifetime = this.#wait + COUNTER_GRACE_MS;
     // Each request is useful while the counter lives, from the count's send (early-erring, as a lease is):
     // past that, Redis was silent, and a check run on expired keys would read "another call came". The drift

@@ -5,17 +5,21 @@ import type { RedisClient } from "./redis/client";
 /** Whether a token holds the lock right now. */
 export type LockStatus = "ACQUIRED" | "FREE";
 
-/** How `acquire()` retries while another owner holds the lock. */
+/**
+ * How `acquire()` retries while another owner holds the lock. `attempts` and `delay` are required here, as in
+ * 0.2's type, so code reading them still compiles; the `retry` option takes any of the fields (`Partial`).
+ */
 export type RetryConfig = {
   /**
    * How many times to try, counting the first; also the most commands a wait costs. No wait follows the last
    * failed try. Up to 1 means one try (0.2 made none for `0`); a fraction rounds up, as in 0.2. `Infinity`
    * tries until acquired, the `timeout` runs out or the `signal` aborts, as do tries with a `timeout` and no
-   * `attempts` set anywhere. A wait subscribing to release announcements counts it as one. @default 3
+   * `attempts` set anywhere. A wait subscribing to release announcements counts what it bills: one command,
+   * two on `@upstash/redis` (its stream's close may be billed). @default 3
    */
-  attempts?: number;
+  attempts: number;
   /** Milliseconds to wait after the first failed try; `0` retries at once, as in 0.2. @default 100 */
-  delay?: number;
+  delay: number;
   /**
    * "fixed" waits `delay` between all tries; "exponential" doubles the wait after each try, up to `maxDelay`.
    * A wait never outlasts the holder's remaining lease, learnt by the failed try itself. @default "fixed"
@@ -53,8 +57,8 @@ export type FencingConfig = {
 export type HoldOptions = {
   /** How long an acquired lock is held before Redis expires it, in milliseconds. @default 10000 */
   lease?: number;
-  /** How `acquire()` retries while another owner holds the lock. */
-  retry?: RetryConfig;
+  /** How `acquire()` retries while another owner holds the lock; each field has its default. */
+  retry?: Partial<RetryConfig>;
   /**
    * Issue a fencing token with each acquisition (`fencingToken`): a number larger than any token issued
    * before for this id. Costs nothing extra on the wire; keeps one more key per id. @default false
@@ -141,7 +145,8 @@ export type SemaphoreCreateConfig = Omit<LockCreateConfig, "uuid"> & {
 };
 
 /** Options of `new Debounce(...)`. */
-export type DebounceConfig<Args extends unknown[] = unknown[]> = {
+// biome-ignore lint/suspicious/noExplicitAny: 0.2's callback took `any[]`: its callers' typed callbacks must still compile.
+export type DebounceConfig<Args extends unknown[] = any[]> = {
   /** The debouncer's name; the Redis key of its call counter is `prefix` + `id`. */
   id: string;
   /** Prepended to `id` to form the Redis key. @default "" */

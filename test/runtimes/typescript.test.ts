@@ -68,6 +68,42 @@ export const exclusive = () => semaphore.runExclusive(async (_signal, lease: Lea
 export const releaseElsewhere = (uuid: string): Promise<boolean> => semaphore.permit(uuid).release();
 `;
 
+/**
+ * Code written against 0.2.1's declarations (its README's examples, and its exported types read as 0.2 declared
+ * them). What 0.2 code may still fail on is listed in docs/differences-from-0.2.md ("Types").
+ */
+const CONSUMER_02 = `import { Debounce, Lock, type DebounceConfig, type LockAcquireConfig, type LockConfig, type LockCreateConfig, type LockStatus, type RetryConfig } from "@upstash/lock";
+import { Redis } from "@upstash/redis";
+
+const redis = new Redis({ url: "http://localhost", token: "t" });
+
+export async function handleOperation(critical: () => Promise<void>) {
+  const lock = new Lock({ id: "unique-lock-id", redis });
+  if (await lock.acquire()) {
+    await critical();
+    await lock.release();
+  }
+}
+
+declare function doExpensiveWork(arg: string): void;
+const debounced = new Debounce({ id: "unique-function-id", redis, wait: 1000, callback: (arg) => doExpensiveWork(arg) });
+export const trigger = (arg: string) => debounced.call(arg);
+
+export const describeRetry = (retry: RetryConfig): number => retry.attempts * retry.delay;
+export const leaseOf = (config: LockConfig): number => config.lease + config.retry.attempts;
+export const typed: DebounceConfig = { redis, id: "d", wait: 1000, callback: (arg: string) => arg.length };
+export const acquireConfig: LockAcquireConfig = { lease: 1000, retry: { attempts: 3, delay: 100 }, uuid: "u" };
+export const createConfig: LockCreateConfig = { id: "x", redis, lease: 1000, retry: { attempts: 3, delay: 100 } };
+export async function methods(lock: Lock): Promise<[boolean, boolean, boolean, LockStatus, string]> {
+  return [await lock.acquire(acquireConfig), await lock.extend(100), await lock.release(), await lock.getStatus(), lock.id];
+}
+export class MyLock extends Lock {
+  override async acquire(config?: LockAcquireConfig): Promise<boolean> {
+    return super.acquire(config);
+  }
+}
+`;
+
 let consumer: Consumer;
 
 beforeAll(async () => {
@@ -75,9 +111,20 @@ beforeAll(async () => {
   writeFileSync(join(consumer.dir, "consumer.ts"), CONSUMER);
   // The same code as a CommonJS module, so `require` resolution reaches dist/index.d.cts.
   writeFileSync(join(consumer.dir, "consumer-cjs.cts"), CONSUMER);
+  writeFileSync(join(consumer.dir, "consumer-0.2.ts"), CONSUMER_02);
 });
 
 afterAll(() => consumer?.remove());
+
+/** Runs the oldest tsc on `files` of the consumer with `compilerOptions`: its errors, or "" when none. */
+async function typeCheck(name: string, compilerOptions: object, files: string[]): Promise<string> {
+  const project = join(consumer.dir, name);
+  writeFileSync(project, JSON.stringify({ compilerOptions, files }));
+  return run(process.execPath, [tsc, "-p", project], { cwd: consumer.dir }).then(
+    () => "",
+    (error: { stdout?: string; message: string }) => error.stdout || error.message,
+  );
+}
 
 describe(`TypeScript ${version} (the oldest supported), lib ES2022 only, no @types/node`, () => {
   it.each([
@@ -97,13 +144,21 @@ describe(`TypeScript ${version} (the oldest supported), lib ES2022 only, no @typ
         module,
         moduleResolution,
       };
-      const project = join(consumer.dir, `tsconfig.${moduleResolution}.json`);
-      writeFileSync(project, JSON.stringify({ compilerOptions, files }));
-      const outcome = await run(process.execPath, [tsc, "-p", project], { cwd: consumer.dir }).then(
-        () => "",
-        (error: { stdout?: string; message: string }) => error.stdout || error.message,
-      );
-      expect(outcome).toBe("");
+      expect(await typeCheck(`tsconfig.${moduleResolution}.json`, compilerOptions, files)).toBe("");
     },
   );
+
+  it("code written for 0.2.1's declarations compiles (with @upstash/redis, whose own declarations need the DOM lib)", async () => {
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true, // @upstash/redis's; ours are checked whole above
+      lib: ["es2022", "dom"],
+      types: [],
+      target: "es2022",
+      module: "esnext",
+      moduleResolution: "bundler",
+    };
+    expect(await typeCheck("tsconfig.0.2.json", compilerOptions, ["consumer-0.2.ts"])).toBe("");
+  });
 });
