@@ -29,7 +29,10 @@ runCli({
     });
     process.stderr.write(`demo:web: proxy ${demo.stack.url} (redis-server ${demo.stack.redisUrl})\n`);
     process.stdout.write(`Web demo: ${demo.url}  (Ctrl-C to stop)\n`);
-    await new Promise((resolve) => interrupted.addEventListener("abort", resolve, { once: true }));
+    // A signal while it started has aborted already: its listener would never fire.
+    if (!interrupted.aborted) {
+      await new Promise((resolve) => interrupted.addEventListener("abort", resolve, { once: true }));
+    }
     return 0;
   },
 });
