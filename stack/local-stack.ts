@@ -23,7 +23,7 @@ export interface LocalStackOptions {
   readonly token?: string;
   /**
    * Largest accepted request body, in bytes.
-   * @default 1048576
+   * @default 1000000
    */
   readonly maxBodyBytes?: number;
   /**

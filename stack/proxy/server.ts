@@ -45,7 +45,8 @@ export interface ProxyOptions {
   readonly token?: string;
   /**
    * Largest accepted request body, in bytes; larger ones get 413 `ERR max request size exceeded`.
-   * @default 1048576 (1 MiB, the Upstash free-tier limit)
+   * @default 1000000 (Upstash's "1 MB" on Free and pay-as-you-go, read as the smaller of 10^6 and 2^20
+   *   bytes: a body accepted here is accepted there)
    */
   readonly maxBodyBytes?: number;
   /**
@@ -115,7 +116,7 @@ const MAX_IDLE_TRANSACTION_CONNECTIONS = 8;
  * @throws TypeError for an empty `token`, a `redisUrl` that is not `redis://`, or an unknown `scriptFlags`.
  */
 export async function startProxy(options: ProxyOptions): Promise<ProxyHandle> {
-  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes ?? 1024 * 1024);
+  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes ?? 1_000_000);
   const poolSize = positiveInteger("poolSize", options.poolSize ?? 4);
   const token = options.token ?? generateToken();
   if (token === "") {

@@ -17,9 +17,9 @@ describe.each(clientVariants)("errors through @upstash/redis ($name)", ({ option
     await expect(failure).rejects.toThrow(/Unauthorized/);
   });
 
-  it("throws on a request body over 1 MiB", async () => {
+  it("throws on a request body over 1 MB (10^6 bytes)", async () => {
     const redis = createClient(stack(), options);
-    await expect(redis.set(keyPrefix("large"), "x".repeat(1024 * 1024 + 1))).rejects.toThrow(
+    await expect(redis.set(keyPrefix("large"), "x".repeat(1_000_000))).rejects.toThrow(
       /ERR max request size exceeded/,
     );
   });
