@@ -95,7 +95,13 @@ export function markInterrupted(track: Track, at: number): void {
   // A wait the interrupt ended counts as one cut short: the worker exits without saying so.
   const last = track.events.at(-1);
   if (last?.event === "waiting" && last.t <= at) {
-    applyEvent(track, { event: "gave-up", worker: last.worker, t: at, waitedMs: at - last.t, cutShort: true });
+    applyEvent(track, {
+      event: "gave-up",
+      worker: last.worker,
+      t: at,
+      waitedMs: at - last.t,
+      cutShort: true,
+    });
   }
   const finished = track.events.some((event) => event.event === "done" && !event.interrupted);
   const failedBefore = track.events.some((event) => event.event === "error" && event.t < at);
