@@ -21,6 +21,15 @@ beforeEach(() => {
   passThrough.faults.reset();
 });
 
+/** Resolves once `check` holds; fails the test after 10 s. */
+async function waitFor(check: () => boolean): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not met within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Reads a counter straight from the proxy, bypassing the pass-through and its faults. */
 async function counter(key: string): Promise<unknown> {
   return (await rawRequest(stack(), { json: ["get", key] })).json;
@@ -39,6 +48,32 @@ describe("startPassThrough", () => {
     expect(passThrough.stats.requests - before.requests).toBe(2);
     expect(passThrough.stats.requestBytes - before.bytes).toBe(Buffer.byteLength(body) + '["ping"]'.length);
     expect((passThrough.stats.byPath["/pipeline"] ?? 0) - pipelineBefore).toBe(1);
+  });
+
+  it("passes a subscription's event stream on live: the confirmation, then each message; closing it ends the proxy's", async () => {
+    const channel = keyPrefix("pt-stream");
+    const aborted = new AbortController();
+    const response = await fetch(`${passThrough.url}/subscribe/${channel}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack().token}`, accept: "text/event-stream" },
+      body: "[]",
+      signal: aborted.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    const readUntil = async (part: string) => {
+      while (!text.includes(part)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${part}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await readUntil(`subscribe,${channel},1`);
+    await rawRequest(stack(), { json: ["publish", channel, "hello"] });
+    await readUntil(`message,${channel},hello`);
+    expect(stack().proxy.openSubscriptions()).toBe(1);
+    aborted.abort();
+    await waitFor(() => stack().proxy.openSubscriptions() === 0);
   });
 
   it("proves that no request was sent when the client fails locally", async () => {

@@ -76,6 +76,8 @@ interface UpstreamResponse {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
+  /** An event stream (a subscription), passed on live as it comes rather than buffered. */
+  readonly stream?: IncomingMessage;
 }
 
 /** Headers that describe one hop's connection, never forwarded (RFC 9110 §7.6.1), plus those recomputed. */
@@ -150,7 +152,16 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
     if (replyDelay > 0) await new Promise((resolve) => setTimeout(resolve, replyDelay));
     counter.answered(path, fault !== "drop" && upstream.status < 400);
     if (fault === "drop") {
+      upstream.stream?.destroy();
       req.socket.destroy();
+      return;
+    }
+    if (upstream.stream) {
+      const stream = upstream.stream;
+      res.writeHead(upstream.status, withoutHopHeaders(upstream.headers));
+      res.flushHeaders();
+      stream.pipe(res);
+      res.on("close", () => stream.destroy()); // the client went away: so does the subscription
       return;
     }
     res.writeHead(upstream.status, {
@@ -218,7 +229,7 @@ export function readAll(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * Sends the request to the target and buffers the whole answer. A kept-alive socket the target closed while
+ * Sends the request to the target and buffers the whole answer (an event stream's is passed on live). A kept-alive socket the target closed while
  * idle fails with ECONNRESET before the request reached it; that case alone is retried once, as Node's docs
  * advise (`request.reusedSocket`).
  */
@@ -258,6 +269,15 @@ function forwardOnce(
         agent,
       },
       (response) => {
+        if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
+          resolve({
+            status: response.statusCode ?? 502,
+            headers: response.headers,
+            body: Buffer.alloc(0),
+            stream: response,
+          });
+          return;
+        }
         readAll(response).then(
           (responseBody) =>
             resolve({ status: response.statusCode ?? 502, headers: response.headers, body: responseBody }),
