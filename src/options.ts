@@ -58,7 +58,7 @@ export interface LockSettings {
 /** Everything one acquisition uses, after the call's options were merged over the lock's. */
 export interface AcquirePlan {
   readonly lease: number;
-  /** Tries allowed, counting the first (a subscription counts as the commands it bills); may be Infinity. */
+  /** Tries allowed, counting the first (a subscription counts as one); may be Infinity. */
   readonly attempts: number;
   readonly backoff: BackoffPolicy;
   readonly uuid: string | undefined;

@@ -398,7 +398,6 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
     waiter: (plan) => new SubscribedWaiter(events, plan),
     active: () => all.every((each) => each.active()), // free to join: listening subscribes on every member
     cost: () => Math.max(...all.map((each) => each.cost())), // a round's commands per member, as a try's
-    ownCost: () => Math.max(...all.map((each) => each.ownCost())),
     listen: (onEvent, signal) =>
       new Promise((resolve) => {
         const stopAll = new AbortController();

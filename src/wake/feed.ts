@@ -25,7 +25,6 @@ export interface LockEvents {
   listen(onEvent: (event: FeedEvent) => void, signal: AbortSignal): Promise<Listening | undefined>;
   active(): boolean; // a subscription is active now: listening costs no request
   cost(): number; // commands listening now bills (0: one is active or on its way), per member of a quorum
-  ownCost(): number; // of cost(), what one wait must save alone (a connection's handshake serves every wait)
 }
 
 /** A client's announcements, by channel: what {@link LockEvents} are made of. */
@@ -39,7 +38,6 @@ export interface ChannelFeed {
   ): Promise<Listening | undefined>;
   active(channel: string): boolean;
   cost(channel: string | undefined): number; // as LockEvents' (undefined: a channel not yet named)
-  ownCost(channel: string | undefined): number; // as LockEvents'
 }
 
 /** Receives one channel's messages, and hears once if the subscription breaks. */
@@ -56,6 +54,4 @@ export type SubscribeChannel = ((
 ) => Promise<() => void>) & {
   /** Commands subscribing the channel (undefined: any not yet subscribed) sends now; absent: one. */
   readonly cost?: (channel: string | undefined) => number;
-  /** Commands billed when a subscription ends, though nothing is sent (an Upstash stream's close); absent: 0. */
-  readonly closeCost?: number;
 };

@@ -88,7 +88,6 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
       waiter: (plan) => new SubscribedWaiter(events, plan),
       active: () => channel !== undefined && feed.active(channel),
       cost: () => feed.cost(channel),
-      ownCost: () => feed.ownCost(channel),
       // No await once named: a wait joining an active subscription is covered from its first try. An aborted
       // `signal` is the feed's to refuse.
       listen: (onEvent, signal) =>
@@ -109,11 +108,7 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
     },
     active: (channel) => channels.get(channel)?.since !== undefined,
     cost: (channel) =>
-      channel !== undefined && channels.has(channel)
-        ? 0
-        : (subscribe.cost?.(channel) ?? 1) + (subscribe.closeCost ?? 0),
-    // The SUBSCRIBE and what its end bills; not a new connection's handshake, nor an idle channel's UNSUBSCRIBE.
-    ownCost: (channel) => (feed.cost(channel) === 0 ? 0 : 1 + (subscribe.closeCost ?? 0)),
+      channel !== undefined && channels.has(channel) ? 0 : (subscribe.cost?.(channel) ?? 1),
     async listen(channel, onEvent, signal): Promise<Listening | undefined> {
       if (signal.aborted) return undefined;
       const shared = channels.get(channel) ?? open(channel);

@@ -140,10 +140,9 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Whether subscribing costs no more than polling until the wait ends (last try, timeout, lease) within `span`
-   * ms: its SUBSCRIBE (none to join one) and what its end bills, the next poll (for moments before it was
-   * active), its safety polls and the try after the wake-up. What else `cost` counts (over TCP, a new
-   * connection's handshake, shared by every wait while it is open) must fit the attempts left, but is not held
-   * against this one wait. A fair
+   * ms: its SUBSCRIBE (none to join one), the next poll (for moments before it was active), its safety polls
+   * and the try after the wake-up. What else `cost` counts (over TCP, a new connection's handshake, shared by
+   * every wait while it is open) must fit the attempts left, but is not held against this one wait. A fair
    * waiter subscribes at once: only the release handing it the lock wakes it.
    */
   #pays({ tries, spent, now }: Step, span: number, cost: number): boolean {
@@ -151,8 +150,7 @@ export class SubscribedWaiter implements Waiter {
     if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < cost + 1) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
     return (
-      span > 0 &&
-      this.#polls(tries, span, left) >= this.#events.ownCost() + 2 + this.#safetyPolls(tries, span)
+      span > 0 && this.#polls(tries, span, left) >= Math.min(cost, 1) + 2 + this.#safetyPolls(tries, span)
     );
   }
 

@@ -15,13 +15,9 @@ function isUpstashHttp(client: unknown): client is UpstashHttp {
   return typeof http?.baseUrl === "string" && typeof http.headers === "object" && http.headers !== null;
 }
 
-/**
- * REST `subscribe` SSE streams, one per channel, read directly to see when one ends. Each bills its SUBSCRIBE
- * and, counted as if billed, an UNSUBSCRIBE when it closes: Upstash documents no price for a stream's close, and
- * its Realtime pricing bills the UNSUBSCRIBE of a stream it reopens (a REST client cannot send one).
- */
+/** REST `subscribe` SSE streams (one billed SUBSCRIBE per channel), read directly to see when one ends. */
 export function upstashSubscriber(client: UpstashHttp): SubscribeChannel {
-  const subscribe: SubscribeChannel = (channel, listener, unwanted) =>
+  return (channel, listener, unwanted) =>
     new Promise((resolve, reject) => {
       const stream = new AbortController();
       let active = false;
@@ -59,7 +55,6 @@ export function upstashSubscriber(client: UpstashHttp): SubscribeChannel {
           else give(new Error("the subscription stream closed before it was confirmed"));
         });
     });
-  return Object.assign(subscribe, { closeCost: 1 });
 }
 
 /** Reads the stream's `data:` lines until it ends: the confirmation, then the channel's messages. */

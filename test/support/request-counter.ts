@@ -9,9 +9,8 @@ import type { ProxyStats } from "../../stack/proxy/stats";
  *
  * Billing: every command is billed: a single command on `/`, each command of a `/pipeline` or
  * `/multi-exec` body, each subscription (a request to `/subscribe/<channel>` or
- * `/psubscribe/<pattern>` opens one server-sent-events stream: one SUBSCRIBE, and one more for its
- * close, which sends nothing but which Upstash may bill as an UNSUBSCRIBE, as the library counts it);
- * over TCP, each command.
+ * `/psubscribe/<pattern>` opens one server-sent-events stream: one SUBSCRIBE; closing it sends
+ * nothing); over TCP, each command.
  */
 
 /** What a counter saw. */
@@ -149,16 +148,13 @@ export function byRoute(counts: Readonly<RequestCounts>): Record<string, number>
   return routes;
 }
 
-/** Commands counted per subscription stream: its SUBSCRIBE, and its close (see the billing rules above). */
-export const SUBSCRIPTION_COMMANDS = 2;
-
 /** The proxy's own counters read as a counter's: its `commands` leave out the subscriptions it opened. */
 export function billedAtProxy(
   stats: Readonly<ProxyStats>,
 ): Pick<RequestCounts, "requests" | "commands" | "requestBytes"> {
   return {
     requests: stats.requests,
-    commands: stats.commands + SUBSCRIPTION_COMMANDS * stats.subscriptions,
+    commands: stats.commands + stats.subscriptions,
     requestBytes: stats.requestBytes,
   };
 }
@@ -175,10 +171,9 @@ export function routeOf(path: string): string {
 export function billedCommands(route: string, body: string | undefined): number | undefined {
   switch (route) {
     case "/":
-      return 1;
     case "/subscribe":
     case "/psubscribe":
-      return SUBSCRIPTION_COMMANDS;
+      return 1;
     case "/pipeline":
     case "/multi-exec":
       return commandsInBatch(body);

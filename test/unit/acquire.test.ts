@@ -60,8 +60,7 @@ class ScriptedStore implements LockStore {
   readonly #events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(this.#events, plan),
     active: () => this.lingering,
-    cost: () => (this.lingering ? 0 : 1), // one SUBSCRIBE
-    ownCost: () => (this.lingering ? 0 : 1),
+    cost: () => (this.lingering ? 0 : 1), // one SUBSCRIBE, as over @upstash/redis
     listen: (onEvent) => {
       this.#listener = onEvent;
       const listening = { stop: () => (this.#listener = undefined), since: now() };

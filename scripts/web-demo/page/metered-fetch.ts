@@ -48,9 +48,7 @@ export function newMeter(): Meter {
   return meter;
 }
 
-/** Commands Upstash bills for a request: a wake-up stream's SUBSCRIBE and its close (it may bill one), as the library counts them. */
 function commandsIn(path: string, body: unknown): number {
-  if (/^\/p?subscribe\//.test(path)) return 2;
   if (!/\/(pipeline|multi-exec)$/.test(path) || typeof body !== "string") return 1;
   try {
     const commands: unknown = JSON.parse(body);

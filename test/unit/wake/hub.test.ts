@@ -126,17 +126,4 @@ describe("channelHub", () => {
     expect(hub.lockEvents("early")).not.toBe(early); // 1,500 keys ago: forgotten, made anew
     expect(hub.lockEvents("user-1499")).toBe(hub.lockEvents("user-1499"));
   });
-
-  it("costs a new subscription its SUBSCRIBE and what its end bills, held against one wait; a joined one nothing", async () => {
-    const confirmed = () => Promise.resolve(() => {});
-    const hub = channelHub(Object.assign(confirmed, { closeCost: 1 })); // as an Upstash stream
-    expect([hub.cost(undefined), hub.ownCost(undefined)]).toEqual([2, 2]);
-    const listening = await hub.listen("c", () => {}, new AbortController().signal);
-    expect([hub.cost("c"), hub.ownCost("c")]).toEqual([0, 0]);
-    expect([hub.cost("d"), hub.ownCost("d")]).toEqual([2, 2]);
-    listening?.stop();
-    // Without a close to bill (a TCP connection's channels end with it): the SUBSCRIBE alone.
-    const { hub: plain } = scripted();
-    expect([plain.cost(undefined), plain.ownCost(undefined)]).toEqual([1, 1]);
-  });
 });
