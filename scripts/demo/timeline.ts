@@ -92,19 +92,17 @@ export function markExited(track: Track, at: number, cleanly: boolean): void {
  * it: Ctrl-C reaches the local redis-server too, so a worker may lose its server while releasing.
  */
 export function markInterrupted(track: Track, at: number): void {
-  // A wait the interrupt ended counts as one cut short: the worker exits without saying so.
-  const last = track.events.at(-1);
-  if (last?.event === "waiting" && last.t <= at) {
-    applyEvent(track, {
-      event: "gave-up",
-      worker: last.worker,
-      t: at,
-      waitedMs: at - last.t,
-      cutShort: true,
-    });
-  }
+  // A wait the interrupt ended counts as one cut short: its worker exits without saying so (or errs, its
+  // server gone with the interrupt). One begun after `at`, before the worker heard the stop, counts too.
   const finished = track.events.some((event) => event.event === "done" && !event.interrupted);
   const failedBefore = track.events.some((event) => event.event === "error" && event.t < at);
+  const waits = track.events.filter((event) => ["waiting", "acquired", "gave-up"].includes(event.event));
+  const open = waits.at(-1);
+  if (open?.event === "waiting" && !finished && !failedBefore) {
+    const t = Math.max(at, open.t);
+    track.events.push({ event: "gave-up", worker: open.worker, t, waitedMs: t - open.t, cutShort: true });
+    closeOpenSpan(track, t);
+  }
   if (!finished && !failedBefore) track.state = "stopped";
 }
 

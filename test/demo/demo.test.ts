@@ -8,12 +8,14 @@ import { summarizeWorker } from "../../scripts/demo/summary";
 import { applyEvent, markInterrupted, newTrack } from "../../scripts/demo/timeline";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const tsx = `${root}node_modules/.bin/tsx`;
 
-/** Starts a script under tsx (no npm, no npx: signals reach it), collecting its output. */
+/**
+ * Starts a script as its npm script does (`node --import tsx`: no npm, npx or tsx parent in between, which
+ * would not pass signals on, or would SIGKILL it 30 ms later), collecting its output.
+ */
 function start(script: string, args: string[] = []): { child: ChildProcess; output: () => string } {
   // Its own process group, so that a hung one is killed with everything it started.
-  const child = spawn(tsx, [script, ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -66,6 +68,11 @@ describe("npm run demo", () => {
     const summary = summarizeWorker(track);
     expect([summary.waits, summary.stoppedWaiting, summary.waitMaxMs]).toEqual([1, 1, 2_000]);
     expect(track.state).toBe("stopped");
+    // A wait begun just after the interrupt's moment (its worker had not heard the stop yet) counts too.
+    const late = newTrack("worker-2");
+    applyEvent(late, { event: "waiting", worker: "worker-2", t: 3_005 });
+    markInterrupted(late, 3_000);
+    expect(summarizeWorker(late).waits).toBe(1);
   });
 });
 
