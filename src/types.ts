@@ -14,8 +14,8 @@ export type RetryConfig = {
    * How many times to try, counting the first; also the most commands a wait costs. No wait follows the last
    * failed try. Up to 1 means one try (0.2 made none for `0`); a fraction rounds up, as in 0.2. `Infinity`
    * tries until acquired, the `timeout` runs out or the `signal` aborts, as do tries with a `timeout` and no
-   * `attempts` set anywhere. A wait subscribing to release announcements counts what it bills: one command,
-   * two on `@upstash/redis` (its stream's close may be billed). @default 3
+   * `attempts` set anywhere. A wait subscribing to release announcements counts it as one (whether Upstash
+   * bills a stream's close too is not documented: docs/api.md). @default 3
    */
   attempts: number;
   /** Milliseconds to wait after the first failed try; `0` retries at once, as in 0.2. @default 100 */
