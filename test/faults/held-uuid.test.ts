@@ -377,7 +377,10 @@ describe.each([
       },
       { uuid },
     );
-    const second = lock.runExclusive(() => order.push("second ran"), { uuid, timeout: 5_000 });
+    // Its next try comes when the first's turn ends, or after `delay`: a try while the first holds would take
+    // the hold over (api.md, "One instance, one lease"), which a slow machine's 50 ms pause reached at 100 ms.
+    const retry = { attempts: 3, delay: 3_000 };
+    const second = lock.runExclusive(() => order.push("second ran"), { uuid, timeout: 5_000, retry });
     void first.then(() => order.push("first released"));
     await Promise.all([first, second]);
     expect(order).toEqual(["first ran", "first released", "second ran"]);
