@@ -424,6 +424,10 @@ function summarizePoints(points: ContentionPoint[], variants: readonly VariantId
   return [...groups.values()].map((group) => {
     const first = group[0] as ContentionPoint;
     const med = (pick: (point: ContentionPoint) => number) => round(median(group.map(pick)));
+    const finiteMedian = (pick: (point: ContentionPoint) => number) => {
+      const values = group.map(pick).filter(Number.isFinite);
+      return values.length > 0 ? round(median(values)) : Number.NaN;
+    };
     const optional = (pick: (point: ContentionPoint) => number | undefined) => {
       const values = group.map(pick).filter((value): value is number => value !== undefined);
       return values.length > 0 ? round(median(values)) : undefined;
@@ -444,8 +448,9 @@ function summarizePoints(points: ContentionPoint[], variants: readonly VariantId
       sectionsPerSecond: med((point) => point.sectionsPerSecond),
       handoverP50: med((point) => point.handover.p50),
       handoverP99: med((point) => point.handover.p99),
-      waiterHandoverP50: med((point) => point.waiterHandover.p50),
-      waiterHandoverP99: med((point) => point.waiterHandover.p99),
+      // A round where no section passed between workers has none (NaN): the median is of the others.
+      waiterHandoverP50: finiteMedian((point) => point.waiterHandover.p50),
+      waiterHandoverP99: finiteMedian((point) => point.waiterHandover.p99),
       sameWorkerShare: med((point) => point.sameWorkerShare),
       acquireWaitP50: med((point) => point.acquireWait.p50),
       acquireWaitP99: med((point) => point.acquireWait.p99),
