@@ -1,4 +1,4 @@
-// What the demo's server serves, made once at startup: the built package (built first when dist/ is
+// What the demo's server serves, made once at startup: the built package (built first when a file of dist/ is
 // missing or older than src/), @upstash/redis bundled for the browser, and the page's own script.
 
 import { spawn } from "node:child_process";
@@ -20,13 +20,22 @@ async function newest(path: string): Promise<number> {
   return Math.max(info.mtimeMs, ...times);
 }
 
-async function isStale(): Promise<boolean> {
-  const built = await stat(BUILT).then(
-    (info) => info.mtimeMs,
-    () => undefined,
+/** Every file `npm run build` writes: a build cut short (Ctrl-C) leaves some missing, or older than src/. */
+const OUTPUTS = ["index.js", "index.cjs", "index.d.ts", "index.d.cts", "index.global.js"];
+
+/** Whether `root`'s dist/ lacks a build output, or has one older than its src/ or tsup.config.ts. */
+export async function isStale(root = ROOT): Promise<boolean> {
+  const times = await Promise.all(
+    OUTPUTS.map((name) =>
+      stat(join(root, "dist", name)).then(
+        (info) => info.mtimeMs,
+        () => undefined,
+      ),
+    ),
   );
-  if (built === undefined) return true;
-  const sources = Math.max(await newest(join(ROOT, "src")), await newest(join(ROOT, "tsup.config.ts")));
+  if (times.includes(undefined)) return true;
+  const built = Math.min(...(times as number[]));
+  const sources = Math.max(await newest(join(root, "src")), await newest(join(root, "tsup.config.ts")));
   return sources > built;
 }
 
