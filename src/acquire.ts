@@ -102,14 +102,8 @@ export async function acquire({
         (why === "timeout" ? unanswered : undefined) ??
         (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
       const local = here || last === HELD_RELEASING;
-      return {
-        ...base,
-        reason: why === "spent" ? "held" : why,
-        instances: last.failures,
-        error,
-        here,
-        local,
-      };
+      const reason = why === "spent" ? "held" : why;
+      return { ...base, reason, instances: last.failures, error, here, local };
     }
     const error =
       (why !== "no-reply" && last instanceof LockRedisError ? last : unanswered) ??
@@ -205,11 +199,9 @@ export async function acquire({
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
-      else if (turnEnds)
-        erringSince = undefined; // a release waited for was answered: no silence
-      else if (!local) {
-        erringSince = undefined;
-        refused = Math.min(refused, now - sentAt);
+      else {
+        erringSince = undefined; // an answer, or the turn passed (its holder's release was answered): no silence
+        if (!local) refused = Math.min(refused, now - sentAt);
       }
       const outOfTime = now >= lastTryAt();
       const silent = erringSince !== undefined && now >= erringSince + lease;

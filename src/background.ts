@@ -10,12 +10,10 @@ export interface Background {
 
 export function newBackground(waitUntil: ((promise: Promise<unknown>) => void) | undefined): Background {
   const running = new Set<Promise<unknown>>();
+  const ignore = () => undefined;
   return {
     add: (work) => {
-      const settled = work.then(
-        () => undefined,
-        () => undefined,
-      );
+      const settled = work.then(ignore, ignore);
       running.add(settled);
       void settled.then(() => running.delete(settled));
       try {

@@ -92,8 +92,8 @@ export class Lease implements AsyncDisposable {
   #gone = false; // known gone from Redis (released, or taken by another owner): later calls send nothing
   #releasing: Promise<boolean> | undefined; // release() in flight: another sends nothing, and shares its fate
   #released = false; // a release was sent from here: calls on it stay here (a newer hold of its token is not its)
-  #successor: Lease | undefined; // the newer lease of its token it gave its hold to (`retire`)
-  #retired = false; // gave its hold to a newer lease of its token (`retire`): its release must not end that
+  // The newer lease of its token it gave its hold to (`retire`): its release must not end that hold.
+  #successor: Lease | undefined;
   #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
   #lossReason: LockLossReason | undefined;
   #controller: AbortController | undefined; // made when asked for: most leases end with no signal read
@@ -103,7 +103,6 @@ export class Lease implements AsyncDisposable {
   #cancelHandOver: (() => void) | undefined; // a failed release hands the turn on when the key surely expired
   #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
-  #confirmedAt = Number.NEGATIVE_INFINITY; // the send time of the request behind the deadline
   #heardAt = Number.NEGATIVE_INFINITY; // the send time of the newest request whose answer counted, held or not
   #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
   #unsure = false; // the newest renewal is unanswered or failed: it may run, or have run, in Redis
@@ -179,9 +178,8 @@ export class Lease implements AsyncDisposable {
       return (this.#strayReleased ? this.#within(this.#releasing, 0) : this.#releasing).then(() => false);
     if (!this.releasable) return false;
     this.#released = true;
-    const releasing = this.#release();
-    this.#releasing = releasing;
-    return releasing;
+    this.#releasing = this.#release();
+    return this.#releasing;
   }
 
   async #release(): Promise<boolean> {
@@ -207,7 +205,7 @@ export class Lease implements AsyncDisposable {
     if (released === TIMED_OUT) this.#handOver(); // the key expired with the lease
     if (released !== TIMED_OUT) this.#gone = true;
     else void releasing.then(() => (this.#gone = true)).catch(() => {}); // still sent once tries settle
-    return released === TIMED_OUT ? false : released;
+    return released !== TIMED_OUT && released;
   }
 
   async #releaseAfterTries(): Promise<boolean> {
@@ -226,8 +224,26 @@ export class Lease implements AsyncDisposable {
       this.#handOver();
       return released;
     });
-    tokens?.track("releasing", token, landed(answered, lease));
+    this.#landing(answered);
     return answered;
+  }
+
+  /**
+   * Keeps a same-token try here waiting until `request` surely ran or never will: Redis answered (or refused)
+   * it, or its client gave up on it (a per-request timeout, a cut connection) and a lease has passed since its
+   * send, the longest a request is taken to travel. A release, renewal or extend landing after that try would
+   * end, or confirm for nobody, the hold the try made.
+   */
+  #landing(request: Promise<unknown>): void {
+    const { tokens, token, lease } = this.#c;
+    if (!tokens) return;
+    const sentAt = monotonicNow();
+    const landed = request.catch((error: unknown) => {
+      if (error instanceof LockRedisError && error.refused) return;
+      const left = sentAt + lease + clockDriftAllowance(lease) - monotonicNow();
+      return new Promise<void>((resolve) => backgroundTimer(left, resolve));
+    });
+    tokens.track("releasing", token, landed);
   }
 
   /** A new call on this lease's hold only: a late copy of it finds a newer hold of its token not its own. */
@@ -257,7 +273,7 @@ export class Lease implements AsyncDisposable {
     const request = store.extend(token, amt, lease, permit, this.#call());
     // A same-token try here waits for it as for a renewal: landing after that try confirmed this hold, it would
     // add `*` to the hold's list, which the try's undo (its caller gave up on it) could then not free.
-    this.#c.tokens?.track("releasing", token, landed(request, lease));
+    this.#landing(request);
     this.#extending += 1;
     const sentAt = monotonicNow();
     // Answered after `#observe` gave up on it (Redis frozen, a slow reply), it goes on as a renewal's late
@@ -266,7 +282,7 @@ export class Lease implements AsyncDisposable {
     const answered = (answer?: Observation) => {
       this.#extending -= 1;
       if (answer && this.#ended) this.#dropStray(answer);
-      else if (answer && this.#confirmed) this.#confirmIfHeld(sentAt, answer);
+      else if (answer?.held && this.#confirmed) this.#confirm(sentAt, answer.pttl);
     };
     void request.then(answered, (error) => error instanceof LockRedisError && error.refused && answered());
     const held = await this.#observe("extend", request, sentAt);
@@ -283,8 +299,8 @@ export class Lease implements AsyncDisposable {
   async getStatus(): Promise<LockStatus> {
     const { store, token, lease, permit } = this.#c;
     // A hold this lease confirmed already needs no confirming again: it only looks (on a quorum, one round).
-    const asked = () => store.status(token, lease, permit, !this.#confirmed);
-    const held = !this.#gone && (await this.#observe("status", asked(), monotonicNow()));
+    const asked = !this.#gone && store.status(token, lease, permit, !this.#confirmed);
+    const held = asked && (await this.#observe("status", asked, monotonicNow()));
     return held ? "ACQUIRED" : "FREE";
   }
 
@@ -296,8 +312,8 @@ export class Lease implements AsyncDisposable {
   /**
    * @internal Releases where nobody is left to retry a failure (`await using`, the end of `runExclusive`):
    * a failed release, unless another call sent one first, hands the instance's turn on at once, not at the
-   * lease's end; the key, if the release
-   * did not run, expires with its lease, and Redis refuses the next caller until then. Never throws.
+   * lease's end; the key, if the release did not run, expires with its lease, and Redis refuses the next
+   * caller until then. Never throws.
    * @returns whether this call deleted the hold, as `release()` says.
    */
   async releaseLast(): Promise<boolean> {
@@ -318,7 +334,7 @@ export class Lease implements AsyncDisposable {
    * `release()` in flight leaves it true until answered (a failed one may be tried again).
    */
   get releasable(): boolean {
-    return !this.#gone && !this.#retired;
+    return !this.#gone && !this.#successor;
   }
 
   /**
@@ -330,7 +346,6 @@ export class Lease implements AsyncDisposable {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
-    this.#retired = true;
     this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
@@ -434,9 +449,8 @@ export class Lease implements AsyncDisposable {
     const { lease, renewInterval } = this.#c;
     const first = !this.#confirmed;
     // Newer news wins: a reply that overtook an older request's (a stalled renewal) says more of now.
-    if (this.#ended || sentAt < this.#confirmedAt || sentAt < this.#heardAt) return;
+    if (this.#ended || sentAt < this.#heardAt) return;
     this.#confirmed = true;
-    this.#confirmedAt = sentAt;
     this.#heardAt = sentAt;
     // No expiry (someone persisted the key) keeps the deadline known, or counts one lease from the start.
     const known = pttl < 0 && first ? lease : pttl;
@@ -456,12 +470,11 @@ export class Lease implements AsyncDisposable {
   }
 
   #checkDeadline(): void {
-    if (this.#confirmed && !this.#ended && this.#watched && monotonicNow() >= this.#deadline)
-      this.lose("expired");
+    if (this.active && this.#watched && monotonicNow() >= this.#deadline) this.lose("expired");
   }
 
   #arm(): void {
-    if (this.#ended || !this.#confirmed) return;
+    if (!this.active) return;
     this.#cancelDeadline?.();
     this.#cancelDeadline = backgroundTimer(this.#deadline - monotonicNow(), () => this.lose("expired"));
   }
@@ -489,7 +502,7 @@ export class Lease implements AsyncDisposable {
             answeredLate = true;
             if (sent === this.#renewals) this.#unsure = false;
             if (this.#ended || sent === this.#renewals) this.#renewed(sentAt, answer);
-            else this.#confirmIfHeld(sentAt, answer);
+            else if (answer.held) this.#confirm(sentAt, answer.pttl);
           },
           () => {},
         ),
@@ -500,7 +513,7 @@ export class Lease implements AsyncDisposable {
     // try took the key anew, must leave that try undoable (the answer to the other copy ended the wait for it).
     const request = store.renew(token, lease, permit, !this.#tookHere, this.#hold);
     this.#unsure = true;
-    this.#c.tokens?.track("releasing", token, landed(request, lease));
+    this.#landing(request);
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
     // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
     const answer = await within(request, patience, answerLate, false).catch((error: unknown) =>
@@ -566,10 +579,6 @@ export class Lease implements AsyncDisposable {
     this.#c.background(releasing);
   }
 
-  #confirmIfHeld(sentAt: number, answer: Observation): void {
-    if (answer.held) this.#confirm(sentAt, answer.pttl);
-  }
-
   /** Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). */
   #end(handOver = true): void {
     if (this.#ended) return;
@@ -579,21 +588,6 @@ export class Lease implements AsyncDisposable {
     if (handOver) this.#c.onEnd?.();
     for (const follower of this.#followers.splice(0)) follower();
   }
-}
-
-/**
- * Settles once `request` surely ran or never will: Redis answered it (or refused it), or its client gave up
- * on it (a per-request timeout, a cut connection) and a lease has passed since its send, the longest a
- * request is taken to travel. Until then a same-token try here waits: a release, renewal or extend landing
- * after that try would end, or confirm for nobody, the hold the try made.
- */
-function landed(request: Promise<unknown>, lease: number): Promise<unknown> {
-  const sentAt = monotonicNow();
-  return request.catch((error: unknown) => {
-    if (error instanceof LockRedisError && error.refused) return;
-    const left = sentAt + lease + clockDriftAllowance(lease) - monotonicNow();
-    return new Promise<void>((resolve) => backgroundTimer(left, resolve));
-  });
 }
 
 /**

@@ -70,17 +70,9 @@ export class Lock implements AsyncDisposable {
     const { settings, tokens } = this.#owner;
     let turn: Turn | undefined;
     const plan = { ...settings.plain, uuid: token };
-    const lease = new Lease(
-      leaseContext(
-        this.#owner,
-        plan,
-        token,
-        1,
-        () => turn?.end(),
-        (error) => failed(turn, error),
-      ),
-      undefined,
-    );
+    const end = () => turn?.end();
+    const context = leaseContext(this.#owner, plan, token, 1, end, (error) => failed(turn, error));
+    const lease = new Lease(context, undefined);
     let claiming = false;
     // Confirmed while another caller here has the turn (acquiring): the turn is this lease's once that ends.
     const claim = () => {
@@ -274,9 +266,8 @@ export class Lock implements AsyncDisposable {
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
       if (again) mine = this.#newTurn();
-      const turnOf = mine;
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
-        failed(turnOf, error),
+        failed(mine, error),
       );
       this.#lease = new Lease(held, outcome);
       this.#chosen = plan.uuid;

@@ -26,8 +26,9 @@ type Kind = "trying" | "releasing";
  * token is one hold: a newer lease takes it over from an older one not released (`Lease.retire`). A release
  * and a same-token try never overlap: a try waits for a release (or renewal) in flight, and a release for a
  * try in flight (until the lease it made is registered, so that the release finds its own lease retired),
- * lest the release end the hold the try confirmed, or the renewal confirm a hold the try's undo must free. Between tries nothing waits. Held weakly: a lease nobody can release any
- * more is forgotten. Random tokens never recur, so are not kept.
+ * lest the release end the hold the try confirmed, or the renewal confirm a hold the try's undo must free.
+ * Between tries nothing waits. Held weakly: a lease nobody can release any more is forgotten. Random tokens
+ * never recur, so are not kept.
  */
 export class TokenLeases {
   readonly #leases = new Map<string, WeakRef<Lease>>();
