@@ -33,13 +33,8 @@ export function keyStore(target: StoreTarget): LockStore {
       const script = !fencing ? takeLock : clockFloor ? takeLockClockFence : takeLockCountedFence;
       const args: [string, ...(string | number)[]] = [token, nonce, lease];
       if (clockFloor) args.push(lease + FENCE_COUNTER_LIFETIME_MS);
-      const [taken, detail = -1] = await runScript(
-        target,
-        "acquire",
-        script,
-        fencing ? fenced : taking,
-        args,
-      );
+      const keys = fencing ? fenced : taking;
+      const [taken, detail = -1] = await runScript(target, "acquire", script, keys, args);
       if (taken === 1)
         return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1, hold: nonce };
       return { kind: "held", pttl: detail };

@@ -9,7 +9,7 @@ import type { HoldOptions, LockAcquireConfig, LockCreateConfig } from "./types";
 import { check, describeValue, type Rule } from "./validate";
 
 /** The defaults of 0.2: a 10 s lease, 3 tries 100 ms apart. */
-export const DEFAULT_LEASE_MS = 10_000;
+const DEFAULT_LEASE_MS = 10_000;
 
 /** The shortest lease, in ms, that leaves a try time to be answered after the clock-drift allowance. */
 const MIN_LEASE_MS = 3;

@@ -167,7 +167,7 @@ export async function undoing(send: () => Promise<unknown>, lease: number): Prom
     } catch (error) {
       if (refusedOutright(error) || wait > 1_600 || monotonicNow() + wait >= until) return false;
     }
-    await new Promise((resolve) => backgroundTimer(wait, () => resolve(undefined)));
+    await new Promise<void>((resolve) => backgroundTimer(wait, resolve));
   }
 }
 

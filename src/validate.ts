@@ -5,12 +5,9 @@ export function describeValue(value: unknown): string {
     const lone = value.search(LONE_SURROGATE);
     return lone === -1 ? JSON.stringify(value) : `a string with a lone surrogate near index ${lone}`;
   }
-  if (value === null || typeof value !== "object")
-    return typeof value === "function"
-      ? "a function"
-      : typeof value === "bigint"
-        ? `${value}n`
-        : String(value);
+  if (typeof value === "function") return "a function";
+  if (typeof value === "bigint") return `${value}n`;
+  if (value === null || typeof value !== "object") return String(value);
   return Array.isArray(value) ? "an array" : `an object (${typeof value})`;
 }
 

@@ -40,7 +40,7 @@ export interface NodeRedisClient {
 export type RedisClient = EvalClient | IoRedisClient | NodeRedisClient;
 
 /** The three ways to call `eval`, told apart by shape: ioredis, node-redis, and every other client. */
-export type ClientKind = "ioredis" | "node-redis" | "eval";
+type ClientKind = "ioredis" | "node-redis" | "eval";
 
 const has = (value: object, name: string) => typeof (value as Record<string, unknown>)[name] === "function";
 

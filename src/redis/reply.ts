@@ -6,17 +6,6 @@ export type ScriptReply = number | null | ScriptReply[];
 const INTEGER_TEXT = /^-?\d+$/;
 let decoder: TextDecoder | undefined;
 
-/** The integer `value` stands for, or undefined: a number, a bigint, or decimal text or bytes. */
-function integerOf(value: unknown): number | undefined {
-  if (typeof value === "number") return value;
-  if (typeof value === "bigint") return Number(value);
-  if (ArrayBuffer.isView(value)) {
-    decoder ??= new TextDecoder(); // created on first use: importing never depends on TextDecoder
-    value = decoder.decode(value);
-  }
-  return typeof value === "string" && INTEGER_TEXT.test(value) ? Number(value) : undefined;
-}
-
 /** A reply the lock cannot read: Redis answered (the script ran), the client handed back another shape. */
 export class UnreadableReplyError extends TypeError {
   override name = "UnreadableReplyError";
@@ -33,7 +22,7 @@ export class GivenUpError extends Error {
 
 /** {@link normalizeReply} of a whole reply, which is never nil (see {@link GivenUpError}). */
 export function readReply(value: unknown): ScriptReply {
-  if (value === null || value === undefined)
+  if (value == null)
     throw new GivenUpError(
       "the client answered nil itself (a request it gave up on, e.g. an aborted `signal`)",
     );
@@ -46,10 +35,16 @@ export function readReply(value: unknown): ScriptReply {
  * @throws {UnreadableReplyError} on anything else: the client was set up in a way the lock cannot read.
  */
 export function normalizeReply(value: unknown): ScriptReply {
-  if (value === null || value === undefined) return null;
+  if (value == null) return null;
   if (Array.isArray(value)) return value.map(normalizeReply);
-  const integer = integerOf(value);
-  if (integer !== undefined) return integer;
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint") return Number(value);
+  let text = value;
+  if (ArrayBuffer.isView(value)) {
+    decoder ??= new TextDecoder(); // created on first use: importing never depends on TextDecoder
+    text = decoder.decode(value);
+  }
+  if (typeof text === "string" && INTEGER_TEXT.test(text)) return Number(text);
   throw new UnreadableReplyError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
 }
 
