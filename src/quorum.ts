@@ -11,6 +11,7 @@ import {
   type LockStore,
   NOT_HELD,
   type Observation,
+  refusedOutright,
   type Take,
   type TakeRequest,
 } from "./store";
@@ -79,8 +80,6 @@ export function quorum(given: readonly RedisClient[]): QuorumSpec {
 }
 
 const majorityOf = (members: number) => Math.floor(members / 2) + 1;
-
-const isRefusal = (error: unknown) => error instanceof LockRedisError && error.refused;
 
 /** Settles like `request`, sent once `earlier` settled. */
 const after = <T>(earlier: Promise<unknown> | undefined, request: () => Promise<T>) =>
@@ -196,7 +195,7 @@ function quorumStore(
     );
     // Refused only when refusals alone leave no majority: a refusing minority fails like one that is down,
     // and the others may still grant once a holder is gone.
-    const refused = instances.filter(({ error }) => isRefusal(error)).length > minority;
+    const refused = instances.filter(({ error }) => refusedOutright(error)).length > minority;
     const cause = new AggregateError(
       instances.map((failure) => failure.error),
       `${instances.length} of ${members.length} instances failed: ${summary.join("; ")}`,
@@ -208,8 +207,8 @@ function quorumStore(
     lease: number,
     token: string,
     permit: number | undefined,
+    hold: string | undefined,
     request: (member: LockStore) => Promise<Observation>,
-    hold = "",
   ): Promise<Observation> => {
     const heard = await ask(operation, lease, members.map(request), holds);
     const pttls = heard.values.flatMap((seen) => (seen?.held ? [seen.pttl] : []));
@@ -220,7 +219,7 @@ function quorumStore(
     // only, as its release would (a late copy must not end a newer hold of the token, another process's).
     if (operation === "status") return NOT_HELD;
     const free = (member: number) => heard.values[member]?.held === false;
-    const letGo = releaseEach(token, lease, permit, free, { id: newCallId(), hold });
+    const letGo = releaseEach(token, lease, permit, free, { id: newCallId(), hold: hold ?? "" });
     background.add(Promise.allSettled(letGo));
     return NOT_HELD;
   };
@@ -274,7 +273,7 @@ function quorumStore(
       background.add(
         take.then(
           (result) => (acquired || result.kind === "held" ? undefined : undo()),
-          (error: unknown) => (acquired && isRefusal(error) ? undefined : undo()),
+          (error: unknown) => (acquired && refusedOutright(error) ? undefined : undo()),
         ),
       );
     });
@@ -325,24 +324,14 @@ function quorumStore(
     },
     extend: (token, amount, lease, known, call) =>
       onPermit(token, lease, known, (permit) =>
-        observe(
-          "extend",
-          lease,
-          token,
-          permit,
-          (member) => member.extend(token, amount, lease, permit, call),
-          call?.hold,
+        observe("extend", lease, token, permit, call?.hold, (member) =>
+          member.extend(token, amount, lease, permit, call),
         ),
       ),
     renew: (token, lease, known, confirm, hold) =>
       onPermit(token, lease, known, (permit) =>
-        observe(
-          "renew",
-          lease,
-          token,
-          permit,
-          (member) => member.renew(token, lease, permit, confirm, hold),
-          hold,
+        observe("renew", lease, token, permit, hold, (member) =>
+          member.renew(token, lease, permit, confirm, hold),
         ),
       ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
@@ -350,7 +339,7 @@ function quorumStore(
     status: (token, lease, known, confirm = true) =>
       onPermit(token, lease, known, async (permit, pttl) => {
         const look = (confirming: boolean) =>
-          observe("status", lease, token, permit, (member) =>
+          observe("status", lease, token, permit, undefined, (member) =>
             member.status(token, lease, permit, confirming),
           );
         // A permit just found on a majority was the look.
@@ -419,12 +408,7 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
         // it (restarted without the hold): it must not stay behind the others for good, nor, past that time
         // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
         // a copy of one it missed.
-        const heard: Uncounted[] = all.map(() => ({
-          released: [],
-          acquired: [],
-          owed: [],
-          doubted: false,
-        }));
+        const heard: Uncounted[] = all.map(() => ({ released: [], acquired: [], owed: [], doubted: false }));
         const hear = (counts: Uncounted) => (event: FeedEvent) => {
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).

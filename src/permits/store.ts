@@ -83,8 +83,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         return released === 1;
       },
       async extend(token, amount, lease, permit, { id, hold } = anyHold()) {
-        const args = [token, id, amount, permit ?? 0, lease, hold];
-        return observation(await run("extend", extendPermit, args));
+        return observation(await run("extend", extendPermit, [token, id, amount, permit ?? 0, lease, hold]));
       },
       async renew(token, lease, permit, confirm = true, hold = "") {
         return observation(

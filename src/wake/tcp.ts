@@ -3,7 +3,7 @@ import type { ChannelListener, SubscribeChannel } from "./feed";
 /** The pub/sub parts of an ioredis or node-redis client, as a duplicate of it uses them. */
 export interface PubSubClient {
   /** Options for the duplicate: ioredis's (a `Redis`; a Cluster gets none), or node-redis's (`RESP`). */
-  duplicate(options?: DuplicateOptions): PubSubClient;
+  duplicate(options?: object): PubSubClient;
   /** The client's options, whose handshake the duplicate repeats (ioredis's and node-redis's names). */
   readonly options?: Readonly<Record<string, unknown>>;
   /** ioredis: whether this is a Cluster, whose `duplicate` takes startup nodes first. */
@@ -24,17 +24,6 @@ export interface PubSubClient {
   disconnect?(): unknown;
   destroy?(): unknown;
 }
-
-type DuplicateOptions =
-  | { retryStrategy: () => null; enableReadyCheck: false; protocol: 2; disableClientInfo: true }
-  | {
-      RESP: 2;
-      maintNotifications: "disabled";
-      clientSideCache: undefined;
-      emitInvalidate: false;
-      disableClientInfo: true;
-      pingInterval: 0;
-    };
 
 /** Idle channels kept subscribed on an open connection: joined again for free, and no UNSUBSCRIBE each. */
 const IDLE_KEPT = 32;
