@@ -270,12 +270,13 @@ export class Lease implements AsyncDisposable {
     // Ended here (released, or lost: its deadline passed, the turn went on) it extends nothing, though the key
     // may still hold the token a moment: extended then, it would be held for nobody.
     if (this.#gone || this.#ended) return false;
+    // Read before sending: a pause between the two (a GC, a frozen process) must shorten the lease, not lengthen it.
+    const sentAt = monotonicNow();
     const request = store.extend(token, amt, lease, permit, this.#call());
     // A same-token try here waits for it as for a renewal: landing after that try confirmed this hold, it would
     // add `*` to the hold's list, which the try's undo (its caller gave up on it) could then not free.
     this.#landing(request);
     this.#extending += 1;
-    const sentAt = monotonicNow();
     // Answered after `#observe` gave up on it (Redis frozen, a slow reply), it goes on as a renewal's late
     // answer does: it confirms the longer hold, or, the loss reported meanwhile, it renewed a hold nobody has.
     // It starts no lease (a seeded token's): only an answer in time does, which the Lock then gives its turn.
@@ -299,8 +300,10 @@ export class Lease implements AsyncDisposable {
   async getStatus(): Promise<LockStatus> {
     const { store, token, lease, permit } = this.#c;
     // A hold this lease confirmed already needs no confirming again: it only looks (on a quorum, one round).
+    // The lease counts from before the send, as in `extend`.
+    const sentAt = monotonicNow();
     const asked = !this.#gone && store.status(token, lease, permit, !this.#confirmed);
-    const held = asked && (await this.#observe("status", asked, monotonicNow()));
+    const held = asked && (await this.#observe("status", asked, sentAt));
     return held ? "ACQUIRED" : "FREE";
   }
 
