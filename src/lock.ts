@@ -245,6 +245,9 @@ export class Lock implements AsyncDisposable {
   async #acquire(config: LockAcquireConfig | undefined): Promise<Outcome> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
+    // A lease past its deadline ends now, with its turn: after a pause (a frozen process) its timer may not
+    // have run yet, and this call would wait for a turn that is over.
+    void this.#lease?.remainingMs;
     const token = plan.uuid ?? newToken();
     const chosen = plan.uuid === undefined ? undefined : this.#owner.tokens.begin(token);
     // This token's lease here, holding: the same holder (a re-send, a hand-back), so no wait for the turn.
