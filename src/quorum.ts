@@ -409,7 +409,9 @@ function combined(all: readonly LockEvents[], members: number): LockEvents {
         // or when it completes a majority with the others' uncounted ones, have a new announcement taken for
         // a copy of one it missed.
         const heard: Uncounted[] = all.map(() => ({ released: [], acquired: [], owed: [], doubted: false }));
-        const hear = (counts: Uncounted) => (event: FeedEvent) => {
+        const hear = (counts: Uncounted) => (heardEvent: FeedEvent) => {
+          // How many permits a member's acquisition left free is its own: the majority counts acquisitions.
+          const event = heardEvent.startsWith("acquired:") ? "acquired" : heardEvent;
           // One member's subscription broke: the majority it counted in is gone, so the whole one ends (before
           // it was confirmed, it fails instead: a broken member must not count towards the majority).
           if (event === "ended") {

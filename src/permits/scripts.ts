@@ -71,7 +71,8 @@ end
  * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing. As in
  * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
- * A new hold is announced ("acquired"); a confirmed one is not: a waiter that heard a release must still try.
+ * A new hold is announced, "acquired:<n>" when n permits are left free (freed unannounced: a lease ran out),
+ * else "acquired"; a confirmed one is not: a waiter that heard a release must still try.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key as Redis
  *          sees it: ioredis's keyPrefix included)
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
@@ -169,7 +170,9 @@ keep(receipts, tonumber(ARGV[3]))
 if fair then
   leave(true)
 end
-if slot ~= mine then
+if slot ~= mine and frees > 1 and tonumber(ARGV[10]) == 0 then
+  announce("acquired:" .. (frees - 1))
+elseif slot ~= mine then
   announce("acquired")
 end
 local fence

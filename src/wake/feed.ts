@@ -7,9 +7,10 @@ export type Meaning = "now" | "soon" | "cancel" | "grant" | "ignore";
 
 /**
  * What a listener hears: a channel's event, or "ended" when the subscription broke and no more will come. A
- * fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`.
+ * fair permit handed to one waiter is `granted:<its id in line>:<place>:<ms>:<permit>`; a semaphore's
+ * acquisition that left n permits free is `acquired:<n>`.
  */
-export type FeedEvent = "released" | "acquired" | `granted:${string}` | "ended";
+export type FeedEvent = "released" | "acquired" | `acquired:${string}` | `granted:${string}` | "ended";
 
 /** A listener attached to an active subscription. */
 export interface Listening {

@@ -139,5 +139,5 @@ export function channelHub(subscribe: SubscribeChannel): ChannelFeed {
 
 /** Reads a channel message as a lock event; anything unknown counts as a release (the safe guess: retry). */
 function lockEventOf(message: string): FeedEvent {
-  return message === "acquired" || message.startsWith("granted:") ? (message as FeedEvent) : "released";
+  return /^(acquired$|acquired:|granted:)/.test(message) ? (message as FeedEvent) : "released";
 }

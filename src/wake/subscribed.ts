@@ -226,7 +226,7 @@ export class SubscribedWaiter implements Waiter {
   /**
    * What an announcement asks of this wait. A release wakes at once until the wait hears someone take the
    * lock; then only within the retry window. An acquisition cancels the wake once it took the last permit a
-   * release heard since the last try freed (a semaphore's releases add up).
+   * release heard since the last try freed (a semaphore's releases add up), unless it says permits are left.
    */
   protected meaning(event: FeedEvent): Meaning {
     if (event === "released") {
@@ -234,6 +234,12 @@ export class SubscribedWaiter implements Waiter {
       return this.#turnedOver ? "soon" : "now";
     }
     this.#turnedOver = true;
+    // Permits are left free (freed unannounced, or by releases heard): a retry a release asked for may get
+    // one. Not "soon" of itself: a Lock's waiter hears a Semaphore of the same id on the same channel.
+    if (event.startsWith("acquired:")) {
+      this.#freed = Math.max(0, this.#freed - 1);
+      return "ignore";
+    }
     if (this.#freed > 1) {
       this.#freed -= 1;
       return "ignore";

@@ -56,6 +56,34 @@ describe("a semaphore waiter with wake-ups", () => {
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     await Promise.all([lease?.release(), other?.release()]);
   }, 20_000);
+
+  // Review of 2026-12-05 (helper-116, 15/18): permits freed unannounced (their holders' leases ran out) are
+  // taken by callers who never waited; an acquisition of one cancelled the wake-up of a release of another.
+  it("a release, then an acquisition of a permit freed unannounced: it takes the released permit", async () => {
+    const id = uniqueId("missed-unannounced");
+    const limit = 3;
+    const permit = (n: number) => companionKey(id, `:permit:${n}`);
+    const holders = new Semaphore({ id, redis, limit, lease: 20_000, retry: { attempts: 1 } });
+    const waiter = new Semaphore({ id, redis: waiterRedis, limit, lease: 20_000, ...LONG_WAIT });
+    const held = await Promise.all([holders.acquire(), holders.acquire(), holders.acquire()]);
+    expect(held.every(Boolean)).toBe(true);
+    const waiting = waiter.acquire();
+    await pause(600); // subscribed, and covered by the subscription
+    // Permit 1's lease runs out (unannounced), and someone takes it: the waiter heard the lock change hands.
+    await redis.del(permit(1));
+    const taken = await holders.acquire();
+    expect(taken).toBeDefined();
+    await pause(300);
+    // Permit 1 runs out again; permit 3's holder releases, and a newcomer takes the lowest free one: permit 1.
+    await redis.del(permit(1));
+    const releasedAt = performance.now();
+    const [, newcomer] = await Promise.all([held[2]?.release(), holders.acquire()]);
+    expect(newcomer).toBeDefined();
+    const lease = await waiting;
+    expect(lease).toBeDefined();
+    expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
+    await Promise.all([lease?.release(), taken?.release(), newcomer?.release(), held[1]?.release()]);
+  }, 20_000);
 });
 
 describe("a fair waiter behind one that left the line", () => {
@@ -111,10 +139,11 @@ describe("a fair waiter behind one that leaves while the lock is free", () => {
 
 describe("a take that confirms a hold of its token", () => {
   it.each([
-    ["Lock", (id: string) => new Lock({ id, redis, lease: 20_000 })],
-    ["FairLock", (id: string) => new FairLock({ id, redis, lease: 20_000 })],
-    ["Semaphore", (id: string) => new Semaphore({ id, redis, limit: 2, lease: 20_000 })],
-  ])("%s: announces nothing (only a new hold cancels a waiter's wake-up)", async (_name, make) => {
+    ["Lock", (id: string) => new Lock({ id, redis, lease: 20_000 }), "acquired"],
+    ["FairLock", (id: string) => new FairLock({ id, redis, lease: 20_000 }), "acquired"],
+    // Its new hold left one permit free, which the announcement says.
+    ["Semaphore", (id: string) => new Semaphore({ id, redis, limit: 2, lease: 20_000 }), "acquired:1"],
+  ])("%s: announces nothing (only a new hold cancels a waiter's wake-up)", async (_name, make, taken) => {
     const id = uniqueId("confirm-quiet");
     const heard: string[] = [];
     const listener = new IoRedis(server.port, "127.0.0.1");
@@ -127,7 +156,7 @@ describe("a take that confirms a hold of its token", () => {
       expect(await make(id).acquire({ uuid })).toBeTruthy(); // the same job elsewhere: a confirm
       await redis.publish((await eventChannel(id)) as string, "end-of-test");
       await waitUntil(() => heard.includes("end-of-test"), "the last announcement");
-      expect(heard).toEqual(["acquired", "end-of-test"]);
+      expect(heard).toEqual([taken, "end-of-test"]);
     } finally {
       listener.disconnect();
     }
