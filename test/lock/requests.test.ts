@@ -129,14 +129,16 @@ describe("retry.attempts counts tries", () => {
     const id = uniqueId("no-trailing-sleep");
     const holder = new Lock({ id, redis: direct });
     await holder.acquire();
-    // A delay no other timer in the process uses, so the spy counts only the lock's waits.
+    // A delay no other timer in the process uses, so the spy counts only the lock's waits. Each wait is armed
+    // for what is left of it, which on a loaded machine may be ms less (in a load run, one of the three fell
+    // below 35 ms): counted from half the delay up.
     const delay = 37;
     const spy = vi.spyOn(globalThis, "setTimeout");
     try {
       const loser = new Lock({ id, redis, retry: { attempts: 4, delay }, wakeOnRelease: false });
       expect(await loser.acquire()).toBe(false);
       expect(
-        spy.mock.calls.filter(([, ms]) => typeof ms === "number" && ms > delay - 2 && ms <= delay),
+        spy.mock.calls.filter(([, ms]) => typeof ms === "number" && ms > delay / 2 && ms <= delay),
       ).toHaveLength(3);
     } finally {
       spy.mockRestore();
