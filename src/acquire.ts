@@ -82,6 +82,7 @@ export async function acquire({
   let refused = NEVER; // the quickest refused try's round trip
   let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
+  let stalled = false; // a try was read after its lease was of use (sent again, uncounted: once)
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
@@ -132,11 +133,25 @@ export async function acquire({
     const useful = sentAt + lease - clockDriftAllowance(lease);
     const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
-    // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound).
-    const stopKeepingAlive = backgroundTimer(limit, () => {}, true);
+    // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound),
+    // through the bound's last turn too (`within`).
+    const stopKeepingAlive = backgroundTimer(limit + LAST_TURN_MS, () => {}, true);
     try {
       const take = await abortable(within(request, limit, abandon, false), signal, abandon);
-      if (take === TIMED_OUT) {
+      // Read only once the lease it set was of no more use: undone. The first such try of an acquisition is
+      // sent again and counts as none, the process having likely stalled with the answer unread (no holder's
+      // doing, no outage); another is as unanswered (a reply as slow as the lease, again).
+      const useless = take !== TIMED_OUT && take.kind === "acquired" && monotonicNow() >= useful;
+      if (useless) {
+        waiter?.answered(undefined);
+        if (!stalled) {
+          stalled = true;
+          background(undo(take.permit)); // not `abandon`: that ends the acquisition
+          return STALLED;
+        }
+        abandon();
+      }
+      if (take === TIMED_OUT || useless) {
         unanswered = silence("acquire", Math.max(0, limit));
         if (budgetEnd <= useful) return fail("timeout");
         // No answer within a lease this short is the lease's fault more likely than Redis's.
@@ -188,6 +203,13 @@ export async function acquire({
             : result.kind === "error";
         erring.error = failed ? (result as { error?: LockRedisError }).error : undefined;
         erring.at = now;
+      }
+      if (result === STALLED) {
+        tries -= 1;
+        spent -= 1;
+        last ??= result; // a timeout that ran out in the stall is no outage
+        if (now >= lastTryAt()) return fail("timeout");
+        continue;
       }
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
@@ -246,6 +268,9 @@ export interface TurnErrors {
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
+/** A try answered after its lease was of use, this process having stalled: as if never sent. */
+const STALLED: Held = { kind: "held", pttl: -1 };
+const LAST_TURN_MS = 1_000; // ms: more than `within`'s turn after its bound takes, even on a busy machine
 
 type Held = Take & { readonly kind: "held" };
 

@@ -63,6 +63,9 @@ export class Debounce<Args extends unknown[] = any[]> {
     // allowance comes off the grace: 1 % of a long `wait` would eat all of it.
     const countSentAt = monotonicNow();
     const keysEndAt = countSentAt + lifetime - clockDriftAllowance(COUNTER_GRACE_MS);
+    const { lockId } = this.#target;
+    const silence = (waited: number) =>
+      new LockRedisError(lockId, "debounce", new InstanceTimeoutError(lockId, "debounce", waited));
     const run = async (script: LuaScript, args: ScriptArgument[], allowance: number) => {
       const answer =
         allowance > 0 // else the keys may be gone already: nothing is sent
@@ -71,17 +74,17 @@ export class Debounce<Args extends unknown[] = any[]> {
             )
           : TIMED_OUT;
       if (answer !== TIMED_OUT) return answer;
-      const { lockId } = this.#target;
-      throw new LockRedisError(
-        lockId,
-        "debounce",
-        new InstanceTimeoutError(lockId, "debounce", allowance > 0 ? allowance : lifetime),
-      );
+      throw silence(allowance > 0 ? allowance : lifetime);
     };
     const [ours = Number.NaN] = await run(countCall, [lifetime, id], lifetime);
     await sleep(this.#wait);
     const [latest] = await run(isLatestCall, [ours, id], Math.max(0, keysEndAt - monotonicNow()));
-    if (latest !== 1) return false;
+    if (latest !== 1) {
+      // Read past the keys' end (this process stalled with the answer unread), a "no" may have met expired
+      // keys: as unknown as no answer. A "yes" met them alive.
+      if (monotonicNow() > keysEndAt) throw silence(lifetime);
+      return false;
+    }
     await this.#callback(...args);
     return true;
   }

@@ -4,8 +4,8 @@ import { backgroundTimer } from "./clock";
 export const TIMED_OUT: unique symbol = Symbol("timed out");
 
 /**
- * Settles like `work`, or resolves {@link TIMED_OUT} after `ms` (at once if ≤ 0, never if infinite): a
- * hanging request must not hold up a caller with a budget. `onLate` then cleans up `work` (must not reject).
+ * Settles like `work`, or resolves {@link TIMED_OUT} a turn of the event loop after `ms` (never if infinite):
+ * a hanging request must not hold up a caller with a budget. `onLate` then cleans up `work` (must not reject).
  * @param keepAlive whether the timer keeps the process alive (a caller awaits it: `work` may rest on no
  *   handle that does, such as an idle HTTP socket and a background retry's timer); false for work nobody
  *   awaits (a renewal).
@@ -18,15 +18,14 @@ export function within<T>(
 ): Promise<T | typeof TIMED_OUT> {
   if (ms === Number.POSITIVE_INFINITY) return work;
   return new Promise((resolve, reject) => {
-    const cancel = backgroundTimer(
-      ms,
-      () => {
-        onLate(work);
-        resolve(TIMED_OUT);
-      },
-      keepAlive,
-    );
-    void work.then(resolve, reject).finally(cancel);
+    const late = () => {
+      onLate(work);
+      resolve(TIMED_OUT);
+    };
+    // An answer that came while this process did not run (a frozen process, a blocked event loop) is read in
+    // the turn after the timers': look once more before calling it late.
+    let cancel = backgroundTimer(ms, () => (cancel = backgroundTimer(0, late, keepAlive)), keepAlive);
+    void work.then(resolve, reject).finally(() => cancel());
   });
 }
 

@@ -439,6 +439,34 @@ describe("failing truthfully", () => {
     expect(store.undone).toEqual([store.takes[0]?.request.nonce]);
   });
 
+  it("a try that took the lock, read only after its lease was of use, is undone and sent again, uncounted", async () => {
+    // A frozen process reads the reply late (test/faults/frozen-reply.test.ts); here it lands on the bound.
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    store.roundTrip = 988; // the lease of 1 s less its drift allowance
+    const take = store.take.bind(store);
+    store.take = (request) => take(request).finally(() => (store.roundTrip = RTT));
+    const result = await settle(start(store, { retry: { attempts: 1 } }, 1_000).outcome);
+    expect({ result, takes: store.takes.length, undone: store.undone }).toMatchObject({
+      result: { acquired: true, attempts: 1 },
+      takes: 2,
+      undone: [store.takes[0]?.request.nonce],
+    });
+  });
+
+  it("a second such try in one acquisition is as unanswered: one command more than the attempts at most", async () => {
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    store.roundTrip = 988;
+    const result = (await settle(start(store, undefined, 1_000).outcome)) as Outcome & { acquired: false };
+    expect({ reason: result.reason, cause: result.error?.cause, takes: store.takes.length }).toEqual({
+      reason: "redis-error",
+      cause: expect.any(InstanceTimeoutError),
+      takes: 2,
+    });
+    expect(store.undone).toEqual(store.takes.map(({ request }) => request.nonce));
+  });
+
   it("a refusal is not retried: one request, and the error says Redis refused", async () => {
     const store = new ScriptedStore();
     store.failures = ["refused"];

@@ -24,7 +24,7 @@ describe("Debounce.call bounds", () => {
     );
     await vi.advanceTimersByTimeAsync(60_499);
     expect(vi.getTimerCount()).toBe(1); // still waiting
-    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(2); // and the turn after, for a reply that came meanwhile (`within`)
     await failure;
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -44,7 +44,7 @@ describe("Debounce.call bounds", () => {
     );
     await vi.advanceTimersByTimeAsync(59_897);
     expect(vi.getTimerCount()).toBe(1); // the check still waits
-    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(2); // and the turn after (`within`)
     await failure;
   });
 

@@ -37,20 +37,32 @@ describe("within", () => {
     await expect(result).rejects.toThrow("refused");
   });
 
-  it("resolves TIMED_OUT once the time is up, and hands the work to onLate to clean up after it", async () => {
+  it("resolves TIMED_OUT a turn after the time is up, and hands the work to onLate to clean up after it", async () => {
     const work = deferred<string>();
     const onLate = vi.fn();
     const result = within(work.promise, 100, onLate);
-    vi.advanceTimersByTime(99);
+    vi.advanceTimersByTime(100);
     expect(onLate).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
     await expect(result).resolves.toBe(TIMED_OUT);
     expect(onLate).toHaveBeenCalledWith(work.promise);
   });
 
-  it("times out at once when no time is left", async () => {
+  it("reads an answer that came while its timer was due (the process did not run) before calling it late", async () => {
+    // Review helper-117: on a thaw the due timer ran before the reply was read, and a try Redis had answered
+    // was called unanswered. Here the answer lands in the timer's own turn, after the timer.
+    const work = deferred<string>();
+    const onLate = vi.fn();
+    const result = within(work.promise, 100, onLate);
+    setTimeout(() => work.resolve("answer"), 100);
+    await vi.advanceTimersByTimeAsync(101); // microtasks run between timers, as in a real event loop
+    await expect(result).resolves.toBe("answer");
+    expect(onLate).not.toHaveBeenCalled();
+  });
+
+  it("times out a turn later when no time is left", async () => {
     const result = within(new Promise<never>(() => {}), 0, () => {});
-    vi.advanceTimersByTime(0);
+    vi.advanceTimersByTime(1);
     await expect(result).resolves.toBe(TIMED_OUT);
   });
 

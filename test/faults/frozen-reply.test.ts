@@ -1,0 +1,99 @@
+// Review of 2026-12-05 (helper-117, finding 3, 15/15): the process froze (event loop blocked) with a try in
+// flight, and Redis answered meanwhile. On the thaw the try's timer ran before the reply was read, and the
+// acquisition failed as "Redis did not answer", blaming an outage for the process's own stall.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { sharedEndpoint, useWire } from "./support/endpoints";
+import { trackUnhandledRejections } from "./support/unhandled";
+
+const unhandled = trackUnhandledRejections();
+const wire = useWire(sharedEndpoint);
+const opened: IoRedis[] = [];
+afterAll(() => {
+  for (const client of opened) client.disconnect();
+});
+const sab = new Int32Array(new SharedArrayBuffer(4));
+const block = (ms: number) => Atomics.wait(sab, 0, 0, ms);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Frozen {
+  readonly redis: RedisClient & { get(key: string): Promise<unknown> };
+  readonly freezeAfterSend: () => Promise<void>;
+}
+
+/** A client, and how to freeze this process once its next request has reached Redis, before the reply is read. */
+const clients: Record<"upstash" | "ioredis", () => Frozen> = {
+  upstash: () => ({
+    redis: wire().faulty,
+    // fetch sends in a later tick: the reply is held 100 ms, so it comes during the freeze
+    freezeAfterSend: async () => {
+      wire().passThrough.faults.delayRepliesNext(1, 100);
+      await pause(30);
+      block(1_200);
+    },
+  }),
+  ioredis: () => {
+    const redis = new IoRedis(inject("redisUrl"));
+    opened.push(redis);
+    // ioredis writes the command in the call, once connected
+    return { redis, freezeAfterSend: async () => void block(1_200) };
+  },
+};
+
+const outcomeOf = (attempt: Promise<unknown>) =>
+  attempt.then(
+    () => "acquired",
+    (error: Error & { reason?: string; cause?: { reason?: string } }) =>
+      `${error.reason}: ${error.cause?.reason ?? ""}`,
+  );
+
+describe.each(["upstash", "ioredis"] as const)("%s", (name) => {
+  it.each(["lock", "fair"] as const)(
+    "%s: a try answered while the process froze past its lease is undone and sent again",
+    async (kind) => {
+      const { redis, freezeAfterSend } = clients[name]();
+      await redis.get("warm-up"); // connected
+      const opts = { id: uniqueId(`frozen-reply-${kind}`), redis, lease: 500 };
+      const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
+      // Its script loaded: a first EVALSHA's NOSCRIPT would send the script after the thaw, a request
+      // that had not reached Redis during the freeze.
+      expect(await lock.acquire()).toBe(true);
+      await lock.release();
+      const pending = outcomeOf(lock.acquireOrThrow());
+      await freezeAfterSend();
+      const outcome = await pending;
+      const held = lock.remainingMs > 100;
+      await lock.release();
+      // Nothing of the undone try is left: the next caller takes the lock at once.
+      const next =
+        kind === "fair"
+          ? new FairLock({ ...opts, redis: wire().direct })
+          : new Lock({ ...opts, redis: wire().direct });
+      const free = await next.acquire({ retry: { attempts: 1 } });
+      await next.release();
+      expect({ outcome, held, free, unhandled: unhandled() }).toEqual({
+        outcome: "acquired",
+        held: true,
+        free: true,
+        unhandled: [],
+      });
+    },
+    20_000,
+  );
+
+  it("a try that found a holder, answered during the freeze, ends as held", async () => {
+    const { redis, freezeAfterSend } = clients[name]();
+    const id = uniqueId("frozen-reply-held");
+    const holder = new Lock({ id, redis: wire().direct, lease: 10_000 });
+    expect(await holder.acquire()).toBe(true);
+    await redis.get("warm-up");
+    const lock = new Lock({ id, redis, lease: 500, retry: { attempts: 1 } });
+    const pending = outcomeOf(lock.acquireOrThrow());
+    await freezeAfterSend();
+    const outcome = await pending;
+    await holder.release();
+    expect({ outcome, unhandled: unhandled() }).toEqual({ outcome: "held: ", unhandled: [] });
+  }, 20_000);
+});
