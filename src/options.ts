@@ -162,7 +162,12 @@ export function resolveAcquirePlan(config: LockAcquireConfig | undefined, lock: 
   const timeout = config?.timeout ?? undefined;
   const signal = config?.signal ?? undefined;
   check("timeout", timeout, "ms");
-  if (signal !== undefined && typeof signal?.addEventListener !== "function") {
+  // What the wait uses of it: a look-alike missing one would fail from a callback, the call never settling.
+  const usable = (given: Partial<AbortSignal> | null) =>
+    typeof given?.aborted === "boolean" &&
+    typeof given.addEventListener === "function" &&
+    typeof given.removeEventListener === "function";
+  if (signal !== undefined && !usable(signal)) {
     throw new TypeError(`Expected \`signal\` to be an AbortSignal, got ${describeValue(signal)}`);
   }
   const retry = { ...hold.retry };

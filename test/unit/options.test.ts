@@ -111,6 +111,8 @@ describe("options of waiting, fencing and auto-extend", () => {
     [{ timeout: 0 }, RangeError, /`timeout`.*got 0/],
     [{ timeout: 2.5 }, RangeError, /`timeout`.*got 2.5/],
     [{ signal: {} }, TypeError, /`signal`.*AbortSignal/],
+    // Review helper-122: one without removeEventListener passed, sent a try, then failed unhandled.
+    [{ signal: { aborted: false, addEventListener() {} } }, TypeError, /`signal`.*AbortSignal/],
     [{ fencing: "yes" }, TypeError, /`fencing`.*boolean/],
     [{ autoExtend: 5 }, TypeError, /`autoExtend`/],
     [{ autoExtend: { interval: 0 } }, RangeError, /`autoExtend.interval`/],
