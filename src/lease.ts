@@ -426,7 +426,11 @@ export class Lease implements AsyncDisposable {
 
   async #observe(operation: "extend" | "status", request: Promise<Observation>, sentAt: number) {
     const { lease, lockId } = this.#c;
-    const answer = await this.#within(request, lease);
+    const answer = await this.#within(request, lease).catch((error: unknown) => {
+      // No token holds a key of another type: taken, known now (as a renewal finds), though the call fails.
+      if (notALock(error) && sentAt >= this.#heardAt) this.lose("taken");
+      throw error;
+    });
     if (answer === TIMED_OUT)
       throw new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, lease));
     // An answer to a request older than one already heard (a slow reply) was true for its moment only: a
@@ -520,9 +524,7 @@ export class Lease implements AsyncDisposable {
     // The key turned into another type (WRONGTYPE) holds no token: taken, known now, not at the deadline. On
     // a quorum only when refusals leave no majority (`refused`): one member's WRONGTYPE is a failed minority.
     const answer = await within(request, patience, answerLate, false).catch((error: unknown) =>
-      error instanceof LockRedisError && error.refused && /\bWRONGTYPE\b/.test(error.reason)
-        ? NOT_HELD
-        : TIMED_OUT,
+      notALock(error) ? NOT_HELD : TIMED_OUT,
     );
     if (answer !== TIMED_OUT) {
       if (sent === this.#renewals) this.#unsure = false;
@@ -604,6 +606,11 @@ export async function runHolding<T>(
   check("work", work, "function", true);
   const lease = await acquire();
   return lease.run(work);
+}
+
+/** Whether Redis refused a request because the key is of another type (WRONGTYPE): no lock's, no token's. */
+function notALock(error: unknown): boolean {
+  return error instanceof LockRedisError && error.refused && /\bWRONGTYPE\b/.test(error.reason);
 }
 
 /** Runs `check` on each read of `signal`, so a deadline missed in a stall shows; stays a real AbortSignal. */

@@ -249,6 +249,35 @@ describe("Redis errors", () => {
     expect((error as Error).cause).toBeInstanceOf(Error);
     await redis.del(id);
   });
+
+  it.each(["extend", "getStatus"] as const)(
+    "the key turned into another type under a holder: %s() fails refused, and the lease is lost as taken",
+    async (read) => {
+      // Review helper-120 (3/3): a renewal read WRONGTYPE as "taken" at once; these two threw and left the
+      // lease active until it ran out, then "expired".
+      const id = uniqueId(`wrongtype-${read}`);
+      const lost: string[] = [];
+      const lock = new Lock({ id, redis, lease: 5_000, onLost: (error) => lost.push(error.reason) });
+      expect(await lock.acquire()).toBe(true);
+      await redis.del(id);
+      await redis.hset(id, { field: "value" });
+      const error = await (read === "extend" ? lock.extend(1_000) : lock.getStatus()).catch(
+        (caught) => caught,
+      );
+      await redis.del(id);
+      expect({
+        refused: error.refused,
+        lost,
+        aborted: lock.signal.aborted,
+        remaining: lock.remainingMs,
+      }).toEqual({
+        refused: true,
+        lost: ["taken"],
+        aborted: true,
+        remaining: 0,
+      });
+    },
+  );
 });
 
 describe("prefix", () => {
