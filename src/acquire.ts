@@ -81,6 +81,7 @@ export async function acquire({
   let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
   let refused = NEVER; // the quickest refused try's round trip
   let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
+  let slowest = 0; // the slowest reply: a try cut off sooner says nothing of Redis
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
   let stalled = false; // a try was read after its lease was of use (sent again, uncounted: once)
   let turnTaken = !turn;
@@ -152,7 +153,9 @@ export async function acquire({
         abandon();
       }
       if (take === TIMED_OUT || useless) {
-        unanswered = silence("acquire", Math.max(0, limit));
+        // Cut off by the timeout sooner than the slowest reply came, it says nothing of Redis.
+        const telling = budgetEnd > useful || limit >= slowest;
+        unanswered = telling ? silence("acquire", Math.max(0, limit)) : undefined;
         if (budgetEnd <= useful) return fail("timeout");
         // No answer within a lease this short is the lease's fault more likely than Redis's.
         if (lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
@@ -213,11 +216,12 @@ export async function acquire({
       }
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
-        if (now - sentAt >= lease / 2) warnShortLease(lockId, lease, now - sentAt);
+        if (now - sentAt >= lease / 2 && lease < SECONDS_LIKE_MS) warnShortLease(lockId, lease, now - sentAt);
         const { fencingToken, permit, hold } = result;
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold };
       }
       if (!local) replied = Math.min(replied, now - sentAt);
+      if (!local) slowest = Math.max(slowest, now - sentAt);
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
@@ -276,9 +280,13 @@ type Held = Take & { readonly kind: "held" };
 
 const warned = new Set<string>();
 const SHORT_LEASE_MS = 100; // ms: a shorter lease that no reply came within is named in the warning
+// ms: a shorter lease half gone when answered may be meant in seconds; a longer one was slowed (a frozen
+// Redis or process), which its unit does not explain
+const SECONDS_LIKE_MS = 1_000;
 
-// A lease at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone unanswered) is likely meant
-// in seconds (`lease: 10`): warns once per lock id where there are process warnings (Node, Bun, Deno).
+// A lease under a second at least half gone when Redis answered (or, below SHORT_LEASE_MS, gone unanswered)
+// is likely meant in seconds (`lease: 10`): warns once per lock id where there are process warnings (Node,
+// Bun, Deno).
 function warnShortLease(lockId: string, lease: number, roundTrip: number | undefined): void {
   const process = (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } })
     .process;

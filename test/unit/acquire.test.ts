@@ -430,6 +430,26 @@ describe("failing truthfully", () => {
     expect(result).toMatchObject({ acquired: false, reason: "timeout" });
   });
 
+  it("a last try the timeout cut off sooner than the slowest reply came is no silence of Redis's", async () => {
+    // Review helper-120 (3 to 5 in 30 over @upstash/redis): contention on a healthy Redis ended by the
+    // timeout named "Redis did not answer (no reply within 3 ms)" as its cause: the last try went with the
+    // quickest round trip left, and took longer.
+    const store = new ScriptedStore();
+    const roundTrips = [6, 2, 4, 8]; // the last, sent with 3 ms left, is cut off
+    const take = store.take.bind(store);
+    store.take = (request) => {
+      store.roundTrip = roundTrips.shift() ?? RTT;
+      return take(request);
+    };
+    const config = { timeout: 300, retry: { attempts: Number.POSITIVE_INFINITY, delay: 95 } }; // tries at 0, 101, 198, 297
+    const result = (await settle(start(store, config).outcome)) as Outcome & { acquired: false };
+    expect({ reason: result.reason, error: result.error, last: store.takes.at(-1)?.at }).toEqual({
+      reason: "timeout",
+      error: undefined,
+      last: 297,
+    });
+  });
+
   it("a transient failure is undone (by its request id alone) and retried", async () => {
     const store = new ScriptedStore();
     store.failures = ["transient"];
@@ -533,6 +553,28 @@ describe("a lease too short to survive a round trip", () => {
     await run();
     expect(warn).toHaveBeenCalledTimes(1);
     expect(String(warn.mock.calls[0]?.[0])).toMatch(/lease of 6 ms.*milliseconds/);
+    warn.mockRestore();
+  });
+
+  it("not a lease of seconds that a frozen Redis or process slowed: its unit is not the cause", async () => {
+    // Review helper-120 (3/3): a 4 s lease, Redis frozen 2.5 s, was named as if meant in seconds.
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    store.roundTrip = 2_500;
+    const settings = resolveLockSettings({
+      id: "slowed-lease",
+      redis: { eval: async () => 0 },
+      lease: 4_000,
+    });
+    const plan = settings.plain;
+    const result = await settle(
+      acquire({ lockId: "slowed-lease", store, plan, token: "t", background: () => {} }),
+    );
+    expect({ acquired: result.acquired, warnings: warn.mock.calls.length }).toEqual({
+      acquired: true,
+      warnings: 0,
+    });
     warn.mockRestore();
   });
 
