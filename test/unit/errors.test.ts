@@ -80,9 +80,9 @@ describe("LockRedisError", () => {
       "Redis did not answer (the client's timeout: Command timed out)",
     ],
     [
-      new UnreadableReplyError("Expected a script reply of integers or nil, got an object (object)"),
+      new UnreadableReplyError("Expected a script reply of integers or nil, got an object"),
       {},
-      "Redis answered in a form the lock cannot read (check the client's reply settings): Expected a script reply of integers or nil, got an object (object)",
+      "Redis answered in a form the lock cannot read (check the client's reply settings): Expected a script reply of integers or nil, got an object",
     ],
     [new TypeError("fetch failed"), {}, "Redis could not be reached: fetch failed"],
     // Review helper-59 (2026-12-04): error replies read as "could not be reached", an empty AggregateError
