@@ -120,6 +120,11 @@ export async function acquire({
   ): Promise<Take | { kind: "error"; error: LockRedisError } | Outcome> => {
     const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
     const nonce = newCallId();
+    // Useful for a lease from its send: an answer later than that finds the lease it set gone. Read before
+    // the call (a client may write the command in it): a pause between the two must shorten it, not lengthen
+    // it. A wait between tries longer than the lease is no silence of Redis's.
+    const sentAt = monotonicNow();
+    const useful = sentAt + lease - clockDriftAllowance(lease);
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
     const abandon = () => {
@@ -128,10 +133,6 @@ export async function acquire({
         (error) => (refusedOutright(error) ? undefined : undo()),
       );
     };
-    // Useful for a lease from its send: an answer later than that finds the lease it set gone. A wait
-    // between tries longer than the lease is no silence of Redis's.
-    const sentAt = monotonicNow();
-    const useful = sentAt + lease - clockDriftAllowance(lease);
     const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
     // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound),

@@ -3,7 +3,7 @@
 // acquisition failed as "Redis did not answer", blaming an outage for the process's own stall.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { FairLock, Lock, type RedisClient, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
 import { trackUnhandledRejections } from "./support/unhandled";
@@ -96,4 +96,47 @@ describe.each(["upstash", "ioredis"] as const)("%s", (name) => {
     await holder.release();
     expect({ outcome, unhandled: unhandled() }).toEqual({ outcome: "held: ", unhandled: [] });
   }, 20_000);
+});
+
+describe("ioredis, frozen inside the call that wrote the try", () => {
+  it.each(["lock", "fair", "semaphore"] as const)(
+    "%s: an acquisition that resolves holds a live lease",
+    async (kind) => {
+      // Review helper-119 (Lock 3/3, FairLock 1/1, Semaphore 1/1): the try's usefulness was counted from a
+      // clock read after the client wrote the command. A freeze in between (a GC, a frozen process) moved it
+      // past the freeze: the late "acquired" was taken, and acquire() resolved with the lease already gone,
+      // while another process could hold the key. runExclusive ran its work then.
+      const redis = new IoRedis(inject("redisUrl"));
+      opened.push(redis);
+      const id = uniqueId(`frozen-in-call-${kind}`);
+      const opts = { id, redis, lease: 500 };
+      const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
+      const semaphore = new Semaphore({ ...opts, limit: 1 });
+      const acquire = () =>
+        kind === "semaphore"
+          ? semaphore.acquire({ retry: { attempts: 1 } })
+          : lock.acquire({ retry: { attempts: 1 } });
+      const warmed = await acquire(); // scripts loaded: the next try is one EVALSHA
+      await (kind === "semaphore" ? (warmed as { release(): Promise<boolean> }).release() : lock.release());
+      const evalsha = redis.evalsha.bind(redis);
+      let freezes = 1;
+      redis.evalsha = ((...args: Parameters<typeof evalsha>) => {
+        const sent = evalsha(...args); // written to the socket in the call
+        if (freezes-- > 0) block(1_200);
+        return sent;
+      }) as typeof redis.evalsha;
+      const got = await acquire();
+      const lease =
+        kind === "semaphore" ? (got as { remainingMs: number; signal: AbortSignal } | false) : lock;
+      const live = Boolean(got) && lease !== false && lease.remainingMs > 100 && !lease.signal.aborted;
+      if (got)
+        await (kind === "semaphore" ? (got as { release(): Promise<boolean> }).release() : lock.release());
+      expect({ got: Boolean(got), live, unhandled: unhandled() }).toEqual({
+        got: true,
+        live: true,
+        unhandled: [],
+      });
+    },
+    20_000,
+  );
 });
