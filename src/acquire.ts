@@ -33,6 +33,7 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
+      readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone, read too late
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
 
@@ -105,7 +106,15 @@ export async function acquire({
         (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
       const local = here || last === HELD_RELEASING;
       const reason = why === "spent" ? "held" : why;
-      return { ...base, reason, instances: last.failures, error, here, local };
+      return {
+        ...base,
+        reason,
+        instances: last.failures,
+        error,
+        here,
+        local,
+        stalled: last === STALLED || undefined,
+      };
     }
     const error =
       (why !== "no-reply" && last instanceof LockRedisError ? last : unanswered) ??
@@ -140,15 +149,16 @@ export async function acquire({
     const stopKeepingAlive = backgroundTimer(limit + LAST_TURN_MS, () => {}, true);
     try {
       const take = await abortable(within(request, limit, abandon, false), signal, abandon);
-      // Read only once the lease it set was of no more use: undone. The first such try of an acquisition is
-      // sent again and counts as none, the process having likely stalled with the answer unread (no holder's
-      // doing, no outage); another is as unanswered (a reply as slow as the lease, again).
-      const useless = take !== TIMED_OUT && take.kind === "acquired" && monotonicNow() >= useful;
+      // Read only once the lease it set was of no more use (on a quorum, a late majority): undone. The first
+      // such try of an acquisition is sent again, off the attempts, the process having likely stalled with the
+      // answer unread (no holder's doing, no outage); another is as unanswered (a reply as slow as the lease).
+      const useless =
+        take !== TIMED_OUT && (take.kind === "acquired" ? monotonicNow() >= useful : take.late === true);
       if (useless) {
         waiter?.answered(undefined);
         if (!stalled) {
           stalled = true;
-          background(undo(take.permit)); // not `abandon`: that ends the acquisition
+          if (take.kind === "acquired") background(undo(take.permit)); // not `abandon`: it ends the acquisition
           return STALLED;
         }
         abandon();
@@ -209,7 +219,6 @@ export async function acquire({
         erring.at = now;
       }
       if (result === STALLED) {
-        tries -= 1;
         spent -= 1;
         last ??= result; // a timeout that ran out in the stall is no outage
         if (now >= lastTryAt()) return fail("timeout");

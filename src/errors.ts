@@ -62,6 +62,8 @@ export class LockAcquisitionError extends LockError {
       here?: boolean | undefined;
       /** The last wait was here, nothing asked of Redis: without `here`, for a request of the same uuid. */
       local?: boolean | undefined;
+      /** The last try was answered only after the lease it set was of use (this process stalled), and undone. */
+      stalled?: boolean | undefined;
     },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
@@ -71,7 +73,9 @@ export class LockAcquisitionError extends LockError {
         : "another caller of this instance held it or was acquiring it"
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
-        : "";
+        : details.stalled
+          ? "this process stalled: its try was read after the lease it set was of use, and undone"
+          : "";
     const why =
       details.reason === "held"
         ? holder || "it is held by another owner"

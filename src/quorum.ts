@@ -278,12 +278,13 @@ function quorumStore(
       );
     });
     if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1, hold: nonce };
-    // (A majority that granted too late for its lease, the process stalled meanwhile, is none: next try.)
+    // A majority that granted too late for its lease (the process stalled meanwhile) is none, and says so.
     outage("acquire", heard);
     const waits = heard.values.flatMap((take) =>
       take?.kind === "held" && take.pttl >= 0 ? [take.pttl] : [],
     );
-    return { kind: "held", pttl: waits.length > 0 ? Math.min(...waits) : -1, failures: heard.failures };
+    const pttl = waits.length > 0 ? Math.min(...waits) : -1;
+    return { kind: "held", pttl, failures: heard.failures, late: heard.ayes >= majority || undefined };
   };
   return {
     async take(request) {

@@ -45,6 +45,7 @@ export type Take =
       readonly ahead?: number | undefined; // fair stores: how many waiters are ahead in the line
       readonly place?: number | undefined; // fair: its place in line, unique while the line lives; 0: none
       readonly failures?: readonly InstanceFailure[] | undefined; // quorums: instances it could not ask
+      readonly late?: boolean | undefined; // quorums: a majority granted, read after its lease was of use; undone
     };
 
 /** What Redis said about a token: whether it holds, for how much longer (ms; -1 no expiry, -2 not held). */

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { acquire, type Outcome } from "../../src/acquire";
 import * as backoff from "../../src/backoff";
-import { InstanceTimeoutError, LockRedisError } from "../../src/errors";
+import { InstanceTimeoutError, LockAcquisitionError, LockRedisError } from "../../src/errors";
 import { type AcquirePlan, resolveAcquirePlan, resolveLockSettings } from "../../src/options";
 import type { LockStore, Take, TakeRequest } from "../../src/store";
 import type { LockAcquireConfig } from "../../src/types";
@@ -468,9 +468,27 @@ describe("failing truthfully", () => {
     store.take = (request) => take(request).finally(() => (store.roundTrip = RTT));
     const result = await settle(start(store, { retry: { attempts: 1 } }, 1_000).outcome);
     expect({ result, takes: store.takes.length, undone: store.undone }).toMatchObject({
-      result: { acquired: true, attempts: 1 },
+      result: { acquired: true, attempts: 2 }, // both sent; the first off the budget of 1
       takes: 2,
       undone: [store.takes[0]?.request.nonce],
+    });
+  });
+
+  it("a timeout that runs out after such a try says the process stalled, not that another owner held it", async () => {
+    // Review helper-119 (3/3): it read "the timeout ran out while another owner held it", after 0 attempts.
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    store.roundTrip = 988;
+    const take = store.take.bind(store);
+    store.take = (request) => take(request).finally(() => (store.roundTrip = RTT));
+    const result = (await settle(start(store, { timeout: 990 }, 1_000).outcome)) as Outcome & {
+      acquired: false;
+    };
+    const error = new LockAcquisitionError("id", result);
+    expect({ reason: result.reason, attempts: result.attempts, message: error.message }).toMatchObject({
+      reason: "timeout",
+      attempts: 2,
+      message: expect.stringContaining("the timeout ran out while this process stalled"),
     });
   });
 
