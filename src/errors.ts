@@ -74,7 +74,7 @@ export class LockAcquisitionError extends LockError {
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : details.stalled
-          ? "this process stalled: its try was read after the lease it set was of use, and undone"
+          ? "this process stalled past its try's lease"
           : "";
     const why =
       details.reason === "held"

@@ -8,10 +8,7 @@ export function describeValue(value: unknown): string {
   if (typeof value === "function") return "a function";
   if (typeof value === "bigint") return `${value}n`;
   if (value === null || typeof value !== "object") return String(value);
-  if (Array.isArray(value)) return "an array";
-  // Its class says what was passed instead (an AbortController for its signal, a Map for options).
-  const made = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof made === "string" && made !== "Object" && made !== "" ? `an object (${made})` : "an object";
+  return Array.isArray(value) ? "an array" : "an object";
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
