@@ -82,7 +82,7 @@ export async function acquire({
   let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
   let refused = NEVER; // the quickest refused try's round trip
   let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
-  let slowest = 0; // the slowest reply: a try cut off sooner says nothing of Redis
+  let slowest = 0; // the slowest recent reply (halved by each newer one): a try cut off sooner says nothing
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
   let stalled = false; // a try was read after its lease was of use (sent again, uncounted: once)
   let turnTaken = !turn;
@@ -231,7 +231,8 @@ export async function acquire({
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold };
       }
       if (!local) replied = Math.min(replied, now - sentAt);
-      if (!local) slowest = Math.max(slowest, now - sentAt);
+      // Halved, not kept: a reply this process read late after a stall must not excuse a silence later on.
+      if (!local) slowest = Math.max(slowest / 2, now - sentAt);
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;

@@ -278,8 +278,9 @@ function quorumStore(
       );
     });
     if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1, hold: nonce };
-    // A majority that granted too late for its lease (the process stalled meanwhile) is none, and says so.
-    outage("acquire", heard);
+    // A majority that granted too late for its lease (the process stalled meanwhile) is none, and says so:
+    // no outage, though others failed.
+    if (heard.ayes < majority) outage("acquire", heard);
     const waits = heard.values.flatMap((take) =>
       take?.kind === "held" && take.pttl >= 0 ? [take.pttl] : [],
     );

@@ -1,7 +1,8 @@
 // Review helper-119 (6/6): a quorum round whose majority answered while this process was frozen past the
 // lease read as contention ("held", an attempt spent), nobody holding the lock. Now, as on one server
 // (test/faults/frozen-reply.test.ts), the first such try is undone and sent again, off the attempts.
-import { describe, expect, it } from "vitest";
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
 import { Lock, quorum, Semaphore } from "../../src/index";
 import { trackUnhandledRejections } from "../faults/support/unhandled";
 import { uniqueId } from "../support/redis";
@@ -12,18 +13,39 @@ const members = useMembers(3);
 const sab = new Int32Array(new SharedArrayBuffer(4));
 const block = (ms: number) => Atomics.wait(sab, 0, 0, ms);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const dead: IoRedis[] = [];
+afterAll(() => {
+  for (const client of dead) client.disconnect();
+});
 
-describe.each(["lock", "semaphore"] as const)("%s on a quorum of 3", (kind) => {
+/** A member that is down: nothing listens on its port, and its client fails each command at once. */
+function downMember(): IoRedis {
+  const options = {
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  };
+  const client = new IoRedis(1, "127.0.0.1", options);
+  client.on("error", () => {});
+  dead.push(client);
+  return client;
+}
+
+describe.each([
+  ["lock", 3],
+  ["semaphore", 3],
+  ["lock", 2],
+  ["semaphore", 2],
+] as const)("%s on a quorum of 3, %i up", (kind, up) => {
   it("a try whose majority answered while the process froze past its lease is sent again", async () => {
-    const opts = {
-      id: uniqueId(`quorum-frozen-reply-${kind}`),
-      redis: quorum(members.connect(3)),
-      lease: 500,
-    };
+    // Review helper-122 (16/16): with a member down, the late majority read as an outage.
+    const redis = quorum(up === 3 ? members.connect(3) : [...members.connect(2), downMember()]);
+    const opts = { id: uniqueId(`quorum-frozen-reply-${kind}`), redis, lease: 500 };
     const lock = kind === "lock" ? new Lock(opts) : new Semaphore({ ...opts, limit: 2 });
     const warm = await lock.acquireOrThrow({ retry: { attempts: 1 } }); // connections and scripts ready
     await (kind === "lock" ? (lock as Lock).release() : (warm as { release(): Promise<boolean> }).release());
-    for (const server of members.servers()) server.freeze();
+    for (const server of members.servers().slice(0, up)) server.freeze();
     const pending = lock.acquireOrThrow({ retry: { attempts: 1 } }).then(
       (lease) => ({ outcome: "acquired", lease: kind === "lock" ? (lock as Lock) : (lease as never) }),
       (error: Error & { reason?: string }) => ({
@@ -32,7 +54,7 @@ describe.each(["lock", "semaphore"] as const)("%s on a quorum of 3", (kind) => {
       }),
     );
     await pause(50); // the tries wait in the frozen servers' sockets
-    for (const server of members.servers()) server.thaw();
+    for (const server of members.servers().slice(0, up)) server.thaw();
     block(1_200); // the servers answer now; this process reads them past the 500 ms lease
     const { outcome, lease } = await pending;
     const live = (lease as { remainingMs: number } | undefined)?.remainingMs ?? 0;

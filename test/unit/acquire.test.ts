@@ -450,6 +450,26 @@ describe("failing truthfully", () => {
     });
   });
 
+  it("a reply read late once (a stall here) does not excuse a silence at the end of the timeout", async () => {
+    // Review helper-122 (5/5): the slowest reply so far was one this process read 1.5 s late after a freeze;
+    // Redis then went silent for 1.2 s at the end, and the failure named no cause.
+    const store = new ScriptedStore();
+    const roundTrips = [1_500];
+    const take = store.take.bind(store);
+    store.take = (request) => {
+      store.roundTrip = roundTrips.shift() ?? RTT;
+      return take(request);
+    };
+    store.failures = [...Array<undefined>(4), "silent"] as never; // the 5th try, at 3.35 s, is never answered
+    const config = { timeout: 4_000, retry: { attempts: Number.POSITIVE_INFINITY } };
+    const result = (await settle(start(store, config, 10_000).outcome)) as Outcome & { acquired: false };
+    expect({ reason: result.reason, cause: result.error?.cause, tries: store.takes.length }).toEqual({
+      reason: "timeout",
+      cause: expect.any(InstanceTimeoutError),
+      tries: 5,
+    });
+  });
+
   it("a transient failure is undone (by its request id alone) and retried", async () => {
     const store = new ScriptedStore();
     store.failures = ["transient"];
