@@ -144,9 +144,9 @@ export async function acquire({
     };
     const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
-    // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound),
-    // through the bound's last turn too (`within`).
-    const stopKeepingAlive = backgroundTimer(limit + LAST_TURN_MS, () => {}, true);
+    // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound);
+    // `within`'s last turn after it does so itself. Of `limit` too: timers of one length share Node's list.
+    const stopKeepingAlive = backgroundTimer(limit, () => {}, true);
     try {
       const take = await abortable(within(request, limit, abandon, false), signal, abandon);
       // Read only once the lease it set was of no more use (on a quorum, a late majority): undone. The first
@@ -285,7 +285,6 @@ const HELD_HERE: Held = { kind: "held", pttl: -1 };
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
 /** A try answered after its lease was of use, this process having stalled: as if never sent. */
 const STALLED: Held = { kind: "held", pttl: -1 };
-const LAST_TURN_MS = 1_000; // ms: more than `within`'s turn after its bound takes, even on a busy machine
 
 type Held = Take & { readonly kind: "held" };
 

@@ -23,8 +23,9 @@ export function within<T>(
       resolve(TIMED_OUT);
     };
     // An answer that came while this process did not run (a frozen process, a blocked event loop) is read in
-    // the turn after the timers': look once more before calling it late.
-    let cancel = backgroundTimer(ms, () => (cancel = backgroundTimer(0, late, keepAlive)), keepAlive);
+    // the turn after the timers': look once more before calling it late. That turn keeps the process alive:
+    // a caller's own keep-alive, of `ms` too, may have just ended.
+    let cancel = backgroundTimer(ms, () => (cancel = backgroundTimer(0, late, true)), keepAlive);
     void work.then(resolve, reject).finally(() => cancel());
   });
 }
