@@ -84,7 +84,7 @@ export async function acquire({
   let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
   let slowest = 0; // the slowest recent reply (halved by each newer one): a try cut off sooner says nothing
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
-  let stalled = false; // a try was read after its lease was of use (sent again, uncounted: once)
+  let stalled = false; // a try was read after its lease was of use (sent again, off the budget: once)
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
@@ -164,7 +164,7 @@ export async function acquire({
         abandon();
       }
       if (take === TIMED_OUT || useless) {
-        // Cut off by the timeout sooner than the slowest reply came, it says nothing of Redis.
+        // Cut off by the timeout sooner than the recent replies came (`slowest`), it says nothing of Redis.
         const telling = budgetEnd > useful || limit >= slowest;
         unanswered = telling ? silence("acquire", Math.max(0, limit)) : undefined;
         if (budgetEnd <= useful) return fail("timeout");
@@ -283,7 +283,7 @@ export interface TurnErrors {
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
-/** A try answered after its lease was of use, this process having stalled: as if never sent. */
+/** A try answered after its lease was of use, this process having stalled: undone, off the attempts budget. */
 const STALLED: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };
