@@ -145,7 +145,8 @@ export class InstanceTimeoutError extends LockError {
   declare readonly timeoutMs: number;
 
   constructor(lockId: string, operation: LockOperation, timeoutMs: number) {
-    super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${Math.round(timeoutMs)} ms`);
+    // At least 1 ms: a timer waits no less, and "within 0 ms" reads as no wait at all.
+    super("LOCK_INSTANCE_TIMEOUT", lockId, `no reply within ${Math.max(1, Math.round(timeoutMs))} ms`);
     this.operation = operation;
     this.timeoutMs = timeoutMs;
   }

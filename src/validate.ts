@@ -21,7 +21,7 @@ const RULES = {
   delay: [
     "number",
     "a non-negative number (milliseconds, at most 2147483647)",
-    (v: number) => v >= 0 && v < 2 ** 31,
+    (v: number) => v >= 0 && v <= 2_147_483_647,
   ],
   permits: ["number", "a positive integer (permits)", (v: number) => Number.isSafeInteger(v) && v > 0],
   fraction: ["number", "a number from 0 to 1", (v: number) => v >= 0 && v <= 1],

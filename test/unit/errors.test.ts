@@ -141,6 +141,15 @@ describe("LockRedisError", () => {
   });
 });
 
+describe("InstanceTimeoutError", () => {
+  // Review helper-121 (2026-12-05): a try given under half a millisecond said "no reply within 0 ms".
+  it("names at least 1 ms, the shortest wait a timer makes", () => {
+    expect(new InstanceTimeoutError("job", "acquire", 0.4).message).toContain("no reply within 1 ms");
+    expect(new InstanceTimeoutError("job", "acquire", 0).timeoutMs).toBe(0);
+    expect(new InstanceTimeoutError("job", "acquire", 310.4).message).toContain("no reply within 310 ms");
+  });
+});
+
 describe("LockLostError", () => {
   it("says whether Redis named another holder or the deadline passed, and whether renewals were failing", () => {
     expect(new LockLostError("job", "taken").message).toMatch(

@@ -23,6 +23,8 @@ describe("check", () => {
     ["ms", 1, 0],
     ["ms0", 0, -1],
     ["delay", 2 ** 31 - 1, 2 ** 31],
+    // Review helper-121 (2026-12-05): the message says "at most 2147483647", which 2147483647.5 is not.
+    ["delay", 0.5, 2 ** 31 - 0.5],
     ["permits", 3, 0],
     ["fraction", 1, 1.01],
     ["count", Number.POSITIVE_INFINITY, Number.NaN],
