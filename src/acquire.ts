@@ -33,7 +33,7 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
-      readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone, read too late
+      readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone: this process stalled
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
 
@@ -136,11 +136,13 @@ export async function acquire({
     const useful = sentAt + lease - clockDriftAllowance(lease);
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
-    const abandon = () => {
-      abandoned ??= request.then(
+    const undoOnceAnswered = () =>
+      request.then(
         (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
         (error) => (refusedOutright(error) ? undefined : undo()),
       );
+    const abandon = () => {
+      abandoned ??= undoOnceAnswered();
     };
     const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
@@ -148,22 +150,28 @@ export async function acquire({
     // `within`'s last turn after it does so itself. Of `limit` too: timers of one length share Node's list.
     const stopKeepingAlive = backgroundTimer(limit, () => {}, true);
     try {
-      const take = await abortable(within(request, limit, abandon, false), signal, abandon);
+      const take = await abortable(
+        within(request, limit, () => {}, false),
+        signal,
+        abandon,
+      );
       // Read only once the lease it set was of no more use (on a quorum, a late majority): undone. The first
       // such try of an acquisition is sent again, off the attempts, the process having likely stalled with the
       // answer unread (no holder's doing, no outage); another is as unanswered (a reply as slow as the lease).
       const useless =
         take !== TIMED_OUT && (take.kind === "acquired" ? monotonicNow() >= useful : take.late === true);
-      if (useless) {
+      // Unanswered, its timer run half its length late or more: this process stalled (a frozen process, a
+      // blocked event loop), which may have kept the try from leaving at all (fetch sends in a later tick).
+      // Sent again, off the attempts, each time: no slow Redis can make a timer late.
+      const frozen = take === TIMED_OUT && monotonicNow() - sentAt >= Math.max(limit, 0) * 1.5 + 50;
+      if (frozen || (useless && !stalled)) {
         waiter?.answered(undefined);
-        if (!stalled) {
-          stalled = true;
-          if (take.kind === "acquired") background(undo(take.permit)); // not `abandon`: it ends the acquisition
-          return STALLED;
-        }
-        abandon();
+        stalled = true;
+        background(undoOnceAnswered()); // not `abandon`: it ends the acquisition
+        return STALLED;
       }
       if (take === TIMED_OUT || useless) {
+        abandon();
         // Cut off by the timeout sooner than the recent replies came (`slowest`), it says nothing of Redis.
         const telling = budgetEnd > useful || limit >= slowest;
         unanswered = telling ? silence("acquire", Math.max(0, limit)) : undefined;
@@ -283,7 +291,7 @@ export interface TurnErrors {
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
-/** A try answered after its lease was of use, this process having stalled: undone, off the attempts budget. */
+/** A try this process stalled over (answered after its lease was of use, or overdue): undone, off the budget. */
 const STALLED: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };

@@ -62,7 +62,7 @@ export class LockAcquisitionError extends LockError {
       here?: boolean | undefined;
       /** The last wait was here, nothing asked of Redis: without `here`, for a request of the same uuid. */
       local?: boolean | undefined;
-      /** The last try was answered only after the lease it set was of use (this process stalled), and undone. */
+      /** This process stalled while its last try was out (read too late, or maybe never sent): it was undone. */
       stalled?: boolean | undefined;
     },
   ) {
@@ -74,7 +74,7 @@ export class LockAcquisitionError extends LockError {
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : details.stalled
-          ? "this process stalled past its try's lease"
+          ? "this process stalled while its try was out"
           : "";
     const why =
       details.reason === "held"

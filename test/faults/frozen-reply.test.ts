@@ -140,3 +140,60 @@ describe("ioredis, frozen inside the call that wrote the try", () => {
     20_000,
   );
 });
+
+describe("@upstash/redis, frozen before fetch sent the try", () => {
+  // Stop 48's "left out": fetch sends in a later tick, so a freeze right after acquire() was called kept the
+  // try in this process. On the thaw its timer ran, long overdue, before the reply could come, and the
+  // acquisition failed as "Redis did not answer" with nothing wrong with Redis.
+  const freezeNow = () => block(1_200);
+
+  it.each(["lock", "fair"] as const)(
+    "%s: the try is sent again, and acquires",
+    async (kind) => {
+      const redis = wire().faulty;
+      const opts = { id: uniqueId(`frozen-unsent-${kind}`), redis, lease: 500 };
+      const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
+      expect(await lock.acquire()).toBe(true); // scripts loaded
+      await lock.release();
+      const pending = outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
+      freezeNow();
+      const outcome = await pending;
+      const held = lock.remainingMs > 100;
+      await lock.release();
+      const next =
+        kind === "fair"
+          ? new FairLock({ ...opts, redis: wire().direct })
+          : new Lock({ ...opts, redis: wire().direct });
+      const free = await next.acquire({ retry: { attempts: 1 } });
+      await next.release();
+      expect({ outcome, held, free, unhandled: unhandled() }).toEqual({
+        outcome: "acquired",
+        held: true,
+        free: true,
+        unhandled: [],
+      });
+    },
+    20_000,
+  );
+
+  it("a timeout that ran out in the freeze says the process stalled, not that Redis did not answer", async () => {
+    const redis = wire().faulty;
+    const lock = new Lock({ id: uniqueId("frozen-unsent-timeout"), redis, lease: 5_000 });
+    expect(await lock.acquire()).toBe(true);
+    await lock.release();
+    const pending = lock.acquireOrThrow({ timeout: 300 }).then(
+      () => "acquired",
+      (error: Error & { reason?: string }) => `${error.reason}: ${error.message}`,
+    );
+    freezeNow();
+    const outcome = await pending;
+    if (lock.remainingMs > 0) await lock.release();
+    expect(outcome).toMatch(/^timeout: .*the timeout ran out while this process stalled/);
+    expect(outcome).not.toContain("did not answer");
+    await pause(1_500); // the undone try's undo has landed
+    const next = new Lock({ id: lock.id, redis: wire().direct });
+    expect(await next.acquire({ retry: { attempts: 1 } })).toBe(true);
+    await next.release();
+    expect(unhandled()).toEqual([]);
+  }, 20_000);
+});
