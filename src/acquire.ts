@@ -9,7 +9,7 @@ import {
 import { newCallId } from "./ids";
 import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
-import { abortable, TIMED_OUT, within } from "./race";
+import { abortable, overdue, TIMED_OUT, within } from "./race";
 import { type QueueTicket, refusedOutright, type Take } from "./store";
 import type { TokenGate } from "./token-leases";
 import { pollUntil } from "./waiting";
@@ -160,11 +160,9 @@ export async function acquire({
       // answer unread (no holder's doing, no outage); another is as unanswered (a reply as slow as the lease).
       const useless =
         take !== TIMED_OUT && (take.kind === "acquired" ? monotonicNow() >= useful : take.late === true);
-      // Unanswered, its timer run half its length late or more: this process stalled (a frozen process, a
-      // blocked event loop), which may have kept the try from leaving at all (fetch sends in a later tick).
-      // Sent again, off the attempts, each time: no slow Redis can make a timer late.
-      const frozen = take === TIMED_OUT && monotonicNow() - sentAt >= Math.max(limit, 0) * 1.5 + 50;
-      if (frozen || (useless && !stalled)) {
+      // Settled `overdue`, this process stalled, which may have kept the try from leaving at all (fetch sends
+      // in a later tick): such a try, unanswered or useless, is sent again off the attempts each time.
+      if ((take === TIMED_OUT || useless) && (overdue(sentAt, limit) || (useless && !stalled))) {
         waiter?.answered(undefined);
         stalled = true;
         background(undoOnceAnswered()); // not `abandon`: it ends the acquisition

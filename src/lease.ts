@@ -2,7 +2,7 @@ import { backgroundTimer, clockDriftAllowance, monotonicNow } from "./clock";
 import { ensureAsyncDisposeSymbol } from "./dispose-symbol";
 import { InstanceTimeoutError, type LockLossReason, LockLostError, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
-import { TIMED_OUT, within } from "./race";
+import { overdue, TIMED_OUT, within } from "./race";
 import { type HoldCall, type LockStore, NOT_HELD, type Observation, undoing } from "./store";
 import type { TokenLeases } from "./token-leases";
 import type { LockStatus } from "./types";
@@ -426,7 +426,13 @@ export class Lease implements AsyncDisposable {
 
   async #observe(operation: "extend" | "status", request: Promise<Observation>, sentAt: number) {
     const { lease, lockId } = this.#c;
-    const answer = await this.#within(request, lease).catch((error: unknown) => {
+    // Unanswered when its bound ran out `overdue` (this process stalled; the request may not have left), it
+    // gets its bound again: the stall was no silence of Redis's.
+    const waited = async () => {
+      const answer = await this.#within(request, lease);
+      return answer === TIMED_OUT && overdue(sentAt, lease) ? this.#within(request, lease) : answer;
+    };
+    const answer = await waited().catch((error: unknown) => {
       // No token holds a key of another type: taken, known now (as a renewal finds), though the call fails.
       if (notALock(error) && sentAt >= this.#heardAt) this.lose("taken");
       throw error;

@@ -1,4 +1,4 @@
-import { backgroundTimer } from "./clock";
+import { backgroundTimer, monotonicNow } from "./clock";
 
 /** What {@link within} resolves with when the time ran out first. */
 export const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -28,6 +28,15 @@ export function within<T>(
     let cancel = backgroundTimer(ms, () => (cancel = backgroundTimer(0, late, true)), keepAlive);
     void work.then(resolve, reject).finally(() => cancel());
   });
+}
+
+/**
+ * Whether a wait of `bound` ms begun at monotonic `since` ended half its bound late or more (and over 50 ms):
+ * its timer ran that late, so this process did not run meanwhile (frozen, its event loop blocked), and a
+ * request sent at `since` may not even have left. No slow Redis makes a timer late.
+ */
+export function overdue(since: number, bound: number): boolean {
+  return monotonicNow() - since >= Math.max(bound, 0) * 1.5 + 50;
 }
 
 /** Like `work`, but rejects with `signal.reason` on abort; then `onAbandoned` (must not reject) cleans up. */

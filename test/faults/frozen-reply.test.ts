@@ -197,3 +197,63 @@ describe("@upstash/redis, frozen before fetch sent the try", () => {
     expect(unhandled()).toEqual([]);
   }, 20_000);
 });
+
+describe("two freezes in one acquisition", () => {
+  // Stop 48 left a second stall to fail as "Redis did not answer", attempts left: only the first try read
+  // past its lease was sent again (a reply as slow as the lease could else retry without end). A timer that
+  // ran half its bound late proves the stall was this process's, however often.
+  it("ioredis: each try answered while the process froze is undone and sent again; the third acquires", async () => {
+    const redis = new IoRedis(inject("redisUrl"));
+    opened.push(redis);
+    const id = uniqueId("frozen-twice");
+    const lock = new Lock({ id, redis, lease: 500 });
+    expect(await lock.acquire()).toBe(true); // scripts loaded: each try is one EVALSHA
+    await lock.release();
+    const evalsha = redis.evalsha.bind(redis);
+    let freezes = 2;
+    redis.evalsha = ((...args: Parameters<typeof evalsha>) => {
+      const sent = evalsha(...args);
+      // Past the clock read that bounds the try: the freeze lands after the send, as a GC or SIGSTOP would.
+      if (freezes-- > 0) void sent.finally(() => block(1_200));
+      return sent;
+    }) as typeof redis.evalsha;
+    const outcome = await outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
+    const held = lock.remainingMs > 100;
+    await lock.release();
+    const next = new Lock({ id, redis: wire().direct });
+    const free = await next.acquire({ retry: { attempts: 1 } });
+    await next.release();
+    expect({ outcome, held, free, froze: freezes <= 0, unhandled: unhandled() }).toEqual({
+      outcome: "acquired",
+      held: true,
+      free: true,
+      froze: true,
+      unhandled: [],
+    });
+  }, 20_000);
+});
+
+describe("@upstash/redis, extend and getStatus frozen before fetch sent them", () => {
+  // Found at stop 49 with the case above: after a freeze longer than the lease, both threw "Redis did not
+  // answer (no reply within 500 ms)", the request having waited in this process all that time.
+  it.each(["extend", "getStatus"] as const)(
+    "%s answers from Redis, not as its silence",
+    async (call) => {
+      const lock = new Lock({ id: uniqueId(`frozen-${call}`), redis: wire().faulty, lease: 500 });
+      expect(await lock.acquire()).toBe(true);
+      await lock.extend(0); // scripts loaded
+      await lock.getStatus();
+      const pending = (call === "extend" ? lock.extend(1_000) : lock.getStatus()).then(
+        (answer) => String(answer),
+        (error: Error) => error.message,
+      );
+      block(1_200); // past the lease: the key expired meanwhile
+      expect({ answer: await pending, lost: lock.signal.aborted, unhandled: unhandled() }).toEqual({
+        answer: call === "extend" ? "false" : "FREE",
+        lost: true,
+        unhandled: [],
+      });
+    },
+    20_000,
+  );
+});
