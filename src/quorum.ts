@@ -4,7 +4,7 @@ import { connectTarget } from "./connect";
 import { type InstanceFailure, InstanceTimeoutError, type LockOperation, LockRedisError } from "./errors";
 import { newCallId } from "./ids";
 import { QUORUM, type QuorumSpec } from "./options";
-import { TIMED_OUT, within } from "./race";
+import { overdue, TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
 import {
   type HoldCall,
@@ -160,10 +160,17 @@ function quorumStore(
     const limit = Math.max(1, Math.floor(lease * INSTANCE_WAIT_SHARE_OF_LEASE));
     const answers: (T | InstanceFailure["error"] | undefined)[] = requests.map(() => undefined);
     background.add(Promise.allSettled(requests));
+    const sentAt = monotonicNow();
+    // A waiting caller's own bound keeps the process alive. Unanswered when the bound ran out `overdue` (this
+    // process stalled; the request may not have left), a member gets its bound again: no outage of its.
+    const answer = (request: Promise<T>) =>
+      within(request, limit, () => {}, false).then((value) =>
+        value === TIMED_OUT && overdue(sentAt, limit) ? within(request, limit, () => {}, false) : value,
+      );
     return new Promise<Heard<T>>((resolve) => {
       let answered = 0;
       requests.forEach((request, index) => {
-        within(request, limit, () => {}, false) // a waiting caller's own bound keeps the process alive
+        answer(request)
           .then(
             (value) => (value === TIMED_OUT ? new InstanceTimeoutError(lockId, operation, limit) : value),
             (error: unknown) =>

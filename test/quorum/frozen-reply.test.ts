@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Lock, quorum, Semaphore } from "../../src/index";
 import { trackUnhandledRejections } from "../faults/support/unhandled";
 import { uniqueId } from "../support/redis";
-import { useMembers } from "./support/members";
+import { useHttpMembers, useMembers } from "./support/members";
 
 const unhandled = trackUnhandledRejections();
 const members = useMembers(3);
@@ -65,4 +65,35 @@ describe.each([
       unhandled: [],
     });
   }, 20_000);
+});
+
+describe("a quorum over @upstash/redis, frozen before fetch sent the round", () => {
+  // Found at stop 49 with the single-server case (test/faults/frozen-reply.test.ts): fetch sends in a later
+  // tick, so each member's request waited in this process through the freeze, and its bound, overdue on the
+  // thaw, ran out before the member could answer: an outage of every member, with nothing wrong.
+  const http = useHttpMembers(3);
+
+  it("the round is waited for again, and the try is sent again: it acquires", async () => {
+    const redis = quorum(http().map((member) => member.faulty));
+    const lock = new Lock({ id: uniqueId("quorum-frozen-unsent"), redis, lease: 500 });
+    expect(await lock.acquire()).toBe(true); // scripts loaded
+    await lock.release();
+    const pending = lock.acquireOrThrow({ retry: { attempts: 1 } }).then(
+      () => "acquired",
+      (error: Error) => error.message,
+    );
+    block(1_200);
+    const outcome = await pending;
+    const held = lock.remainingMs > 100;
+    await lock.release();
+    const next = new Lock({ id: lock.id, redis: quorum(http().map((member) => member.direct)) });
+    const free = await next.acquire({ retry: { attempts: 1 } });
+    await next.release();
+    expect({ outcome, held, free, unhandled: unhandled() }).toEqual({
+      outcome: "acquired",
+      held: true,
+      free: true,
+      unhandled: [],
+    });
+  }, 30_000);
 });
