@@ -228,6 +228,7 @@ export async function acquire({
         spent -= 1;
         last ??= result; // a timeout that ran out in the stall is no outage
         if (now >= lastTryAt()) return fail("timeout");
+        if (signal?.aborted) throw signal.reason; // sent again at once, with no wait that would see it
         continue;
       }
       if ("acquired" in result) return result;

@@ -550,6 +550,27 @@ describe("cancelling", () => {
   });
 });
 
+describe("cancelled in a stall", () => {
+  it("an abort before a stalled try is sent again sends nothing more", async () => {
+    // Review helper-122 (stop 48, suspect): the try sent again after a stall went out with the signal
+    // aborted, one command and its undo for nobody.
+    const store = new ScriptedStore();
+    store.freeAt = 0;
+    store.roundTrip = 988; // read past the 1 s lease's use: a stall here
+    const abort = new AbortController();
+    const undo = store.undo.bind(store);
+    store.undo = (token, nonce) => {
+      abort.abort("stop"); // as the stalled try is undone, before its second copy goes
+      return undo(token, nonce);
+    };
+    const { outcome } = start(store, { signal: abort.signal }, 1_000);
+    const rejected = expect(outcome).rejects.toBe("stop");
+    await settle(outcome.catch(() => {}));
+    await rejected;
+    expect(store.takes.length).toBe(1);
+  });
+});
+
 describe("a Lock instance's own turn", () => {
   it("while the instance holds, tries send nothing; the turn's end wakes the wait at once", async () => {
     const store = new ScriptedStore();
