@@ -165,7 +165,8 @@ export class Lease implements AsyncDisposable {
    * Deletes the key only if it holds this token, in this lease's hold (not a newer hold of the token); stops
    * renewals. Past the lease, it ends in the background.
    * @returns true if this call deleted the lock; false if the token no longer held it, or the lease ran out.
-   * @throws {LockRedisError} when Redis could not be reached or refused.
+   * @throws {LockRedisError} when Redis could not be reached or refused; or did not answer within the lease,
+   * for a seeded token's lease never confirmed here (the holder's lease is unknown).
    */
   async release(): Promise<boolean> {
     // Past the deadline (a stall kept its timer from running), the loss is reported before the release ends
@@ -196,6 +197,9 @@ export class Lease implements AsyncDisposable {
     let released: boolean | typeof TIMED_OUT;
     try {
       released = await this.#within(releasing, limit);
+      // A seeded token's lease this process never saw confirmed: its bound is this lock's `lease`, not the
+      // holder's, which may run longer. Unanswered, the release may still land and delete that hold.
+      if (released === TIMED_OUT && !this.#confirmed) throw silence(this.#c.lockId, "release", limit);
     } catch (error) {
       this.#releasing = undefined; // not known released: a later release() may try again; the lease bounds the key
       this.#cancelHandOver ??= backgroundTimer(keyEndsAt - monotonicNow(), () => this.#handOver());
@@ -437,8 +441,7 @@ export class Lease implements AsyncDisposable {
       if (notALock(error) && sentAt >= this.#heardAt) this.lose("taken");
       throw error;
     });
-    if (answer === TIMED_OUT)
-      throw new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, lease));
+    if (answer === TIMED_OUT) throw silence(lockId, operation, lease);
     // An answer to a request older than one already heard (a slow reply) was true for its moment only: a
     // late "not held" must not end a hold confirmed since, nor a late "held" start one found gone since.
     if (sentAt < this.#heardAt) return answer.held;
@@ -612,6 +615,11 @@ export async function runHolding<T>(
   check("work", work, "function", true);
   const lease = await acquire();
   return lease.run(work);
+}
+
+/** Redis's silence: no reply to `operation` within `waited` ms. */
+function silence(lockId: string, operation: "release" | "extend" | "status", waited: number): LockRedisError {
+  return new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, waited));
 }
 
 /** Whether Redis refused a request because the key is of another type (WRONGTYPE): no lock's, no token's. */

@@ -151,7 +151,7 @@ export class Lock implements AsyncDisposable {
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquire(config?: LockAcquireConfig): Promise<boolean> {
-    const outcome = await this.#acquire(config);
+    const { outcome } = await this.#acquire(config);
     if (!outcome.acquired && outcome.reason === "redis-error") throw outcome.error;
     return outcome.acquired;
   }
@@ -164,8 +164,7 @@ export class Lock implements AsyncDisposable {
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
-    const lease = await this.#acquireLease(config);
-    const acquired = this.#acquired;
+    const { lease, acquired } = await this.#acquireLease(config);
     const dispose = async () => {
       // No acquisition since, or only of its uuid (one hold, as the instance's current lease): the instance's.
       if (acquired === this.#acquired || lease.heir === this.#lease) return this[Symbol.asyncDispose]();
@@ -190,7 +189,7 @@ export class Lock implements AsyncDisposable {
     work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     config?: LockAcquireConfig,
   ): Promise<T> {
-    return runHolding(work, () => this.#acquireLease(config));
+    return runHolding(work, async () => (await this.#acquireLease(config)).lease);
   }
 
   /**
@@ -236,13 +235,18 @@ export class Lock implements AsyncDisposable {
     await lease?.releaseLast();
   }
 
-  async #acquireLease(config: LockAcquireConfig | undefined): Promise<Lease> {
-    const outcome = await this.#acquire(config);
+  async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {
+    const acquired = await this.#acquire(config);
+    const { outcome, lease } = acquired;
     if (!outcome.acquired) throw new LockAcquisitionError(this.id, outcome);
-    return this.#lease as Lease;
+    return { ...acquired, lease: lease as Lease };
   }
 
-  async #acquire(config: LockAcquireConfig | undefined): Promise<Outcome> {
+  /**
+   * The lease comes with the outcome, not read from the instance after: a same-uuid caller, which skips the
+   * turn, may have made a newer one by the time the caller resumes.
+   */
+  async #acquire(config: LockAcquireConfig | undefined): Promise<Acquired> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     // A lease past its deadline ends now, with its turn: after a pause (a frozen process) its timer may not
@@ -265,16 +269,17 @@ export class Lock implements AsyncDisposable {
       const { lockId, store, background } = this.#owner;
       const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
-      if (!outcome.acquired) return outcome;
+      if (!outcome.acquired) return { outcome, acquired: this.#acquired };
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
       );
-      this.#lease = new Lease(held, outcome);
+      const lease = new Lease(held, outcome);
+      this.#lease = lease;
       this.#chosen = plan.uuid;
-      return outcome;
+      return { outcome, lease, acquired: this.#acquired };
     } finally {
       if (!outcome?.acquired) mine?.end();
       chosen?.finish(outcome, outcome?.acquired ? this.#lease : undefined);
@@ -304,4 +309,11 @@ export class Lock implements AsyncDisposable {
     this.#turn = turn;
     return turn;
   }
+}
+
+/** What one acquisition here made: its lease when acquired, and the instance's count of acquisitions then. */
+interface Acquired {
+  readonly outcome: Outcome;
+  readonly lease?: Lease | undefined;
+  readonly acquired: number;
 }

@@ -1,0 +1,66 @@
+// Review helper-126 (stop 49, 10/10 over ioredis and @upstash/redis, no fault injected): runExclusive and
+// acquireOrThrow took the instance's lease as it was after their acquisition resumed. Same-uuid callers skip
+// the turn, so a later one's lease had often replaced it: three runs of the held uuid all got the newest
+// lease, the first run's release ended the hold under the other two, whose signal (a released lease's,
+// never aborted) stayed live while another owner took the lock.
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { type Lease, Lock, type RedisClient } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { clientFor, sharedEndpoint } from "./support/endpoints";
+import { pause } from "./support/time";
+
+const opened: IoRedis[] = [];
+afterAll(() => {
+  for (const client of opened) client.disconnect();
+});
+const clients: Record<"ioredis" | "upstash", () => RedisClient> = {
+  ioredis: () => {
+    const client = new IoRedis(inject("redisUrl"));
+    opened.push(client);
+    return client;
+  },
+  upstash: () => clientFor(sharedEndpoint()),
+};
+
+describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
+  it("runs of the held uuid each get their own lease, and none works on once the hold is gone", async () => {
+    const id = uniqueId("same-uuid-runs");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    expect(await lock.acquire({ uuid })).toBe(true); // the instance holds the uuid: the runs skip the turn
+    const leases: Lease[] = [];
+    const liveWithoutHold: number[] = [];
+    let holdGone = false;
+    const runs = [0, 1, 2].map((run) =>
+      lock.runExclusive(
+        async (signal, lease) => {
+          leases.push(lease);
+          await pause(run === 0 ? 100 : 600); // the first run ends first, and releases
+          if (holdGone && !signal.aborted) liveWithoutHold.push(run);
+        },
+        { uuid },
+      ),
+    );
+    await runs[0];
+    const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    holdGone = await outsider.acquire({ retry: { attempts: 1 } });
+    await Promise.all(runs);
+    if (holdGone) await outsider.release();
+    expect({ leases: new Set(leases).size, liveWithoutHold }).toEqual({ leases: 3, liveWithoutHold: [] });
+  });
+
+  it("acquireOrThrow of the held uuid resolves with the lock, disposing its own lease", async () => {
+    const id = uniqueId("same-uuid-throw");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    const [first, second] = await Promise.all([lock.acquireOrThrow({ uuid }), lock.acquireOrThrow({ uuid })]);
+    // Each disposal is its own acquisition's: the one hold ends with the newest, whichever that is.
+    await first[Symbol.asyncDispose]();
+    await second[Symbol.asyncDispose]();
+    const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    expect(await outsider.acquire({ retry: { attempts: 1 } })).toBe(true);
+    await outsider.release();
+  });
+});
