@@ -49,6 +49,7 @@ export class Lock implements AsyncDisposable {
     release: () => this.#turn?.failed,
   };
   #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
+  #disposedByCaller = 0; // the newest of them whose caller releases its lease itself (not `acquire()`'s)
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -167,7 +168,10 @@ export class Lock implements AsyncDisposable {
     const { lease, acquired } = await this.#acquireLease(config);
     const dispose = async () => {
       // No acquisition since, or only of its uuid (one hold, as the instance's current lease): the instance's.
-      if (acquired === this.#acquired || lease.heir === this.#lease) return this[Symbol.asyncDispose]();
+      // The instance's too when the current lease took its uuid's hold over with no other caller's own
+      // acquisition since (a re-acquire in the block): else that caller's hold is its own to end.
+      const reacquired = lease.heir === this.#lease && this.#disposedByCaller === acquired;
+      if (acquired === this.#acquired || reacquired) return this[Symbol.asyncDispose]();
       await lease.releaseLast();
     };
     return new Proxy(this, {
@@ -236,7 +240,7 @@ export class Lock implements AsyncDisposable {
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {
-    const acquired = await this.#acquire(config);
+    const acquired = await this.#acquire(config, true);
     const { outcome, lease } = acquired;
     if (!outcome.acquired) throw new LockAcquisitionError(this.id, outcome);
     return { ...acquired, lease: lease as Lease };
@@ -246,7 +250,7 @@ export class Lock implements AsyncDisposable {
    * The lease comes with the outcome, not read from the instance after: a same-uuid caller, which skips the
    * turn, may have made a newer one by the time the caller resumes.
    */
-  async #acquire(config: LockAcquireConfig | undefined): Promise<Acquired> {
+  async #acquire(config: LockAcquireConfig | undefined, disposedByCaller = false): Promise<Acquired> {
     const plan = resolveAcquirePlan(config, this.#owner.settings);
     if (plan.signal?.aborted) throw plan.signal.reason;
     // A lease past its deadline ends now, with its turn: after a pause (a frozen process) its timer may not
@@ -272,6 +276,7 @@ export class Lock implements AsyncDisposable {
       if (!outcome.acquired) return { outcome, acquired: this.#acquired };
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
+      if (disposedByCaller) this.#disposedByCaller = this.#acquired;
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
