@@ -207,10 +207,11 @@ export class SubscribedWaiter implements Waiter {
       this.#listening = undefined;
       this.#asked += 1; // its answer, if still to come, is a dead subscription's
       // Again at once after a first break, or one that lived to save the two commands a new one costs (itself,
-      // the "soon" try); after a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps
-      // breaking would bill more than polling. One that broke unconfirmed failed: this wait polls on.
+      // its covering poll): three delays, as it saves nothing before that poll, a delay after it is active.
+      // After a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps breaking would
+      // bill more than polling. One that broke unconfirmed failed: this wait polls on.
       const now = monotonicNow();
-      const paid = broken !== undefined && now - broken.since >= 2 * this.plan.backoff.delay;
+      const paid = broken !== undefined && now - broken.since >= 3 * this.plan.backoff.delay;
       const again = broken !== undefined && (this.#breaks++ === 0 || paid);
       this.#mayAsk = again;
       if (broken && !again) this.#askAfter = now + this.plan.backoff.maxDelay * 2 ** this.#quickBreaks++;

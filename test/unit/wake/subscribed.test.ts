@@ -2,7 +2,7 @@
 // itself covered by announcements. Review helper-57 (2026-12-04): a subscription that broke in the one
 // microtask between the hub answering the wait's listen and the wait storing the answer was stored, dead,
 // and the wait slept to its safety poll, covered by nothing.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { eventChannel } from "../../../src/keys";
 import type { AcquirePlan } from "../../../src/options";
 import type { ChannelListener } from "../../../src/wake/feed";
@@ -82,5 +82,62 @@ describe("a subscription that breaks young, twice", () => {
     await settle();
     expect(opened).toHaveLength(3);
     waiter.close();
+  });
+});
+
+// Review helper-125 (stop 49: 4/4 over @upstash/redis, 3/3 over ioredis): a stream breaking every 2.1 retry
+// delays billed about 40 % more than polling. A subscription saves nothing until its covering poll, a delay
+// after it is active: to pay for the two commands of the next (its SUBSCRIBE and the covering poll) it must
+// live three delays, not two.
+describe("a subscription that breaks after it was active a while", () => {
+  it.each([
+    [250, false],
+    [300, true],
+  ] as const)("active %i ms (delays of 100 ms): asked for again at once: %s", async (lived, atOnce) => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    try {
+      const opened: ChannelListener[] = [];
+      const hub = channelHub(async (_channel, listener) => {
+        opened.push(listener);
+        return () => {};
+      });
+      const waiter = new SubscribedWaiter(hub.lockEvents(`breaks-after-${lived}`), plan);
+      // The channel's name is hashed by Web Crypto, off the fake clock: real turns (bounded) let it finish.
+      const opening = async (count: number) => {
+        for (let turn = 0; turn < 10_000 && opened.length < count; turn++)
+          await new Promise((resolve) => setImmediate(resolve));
+        for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+        expect(opened).toHaveLength(count);
+      };
+      // A refused try: whether the wait asks for a subscription now (it then spends one command).
+      const subscribes = () => {
+        waiter.trying(false);
+        waiter.answered({ kind: "held", pttl: 60_000 });
+        const now = performance.now();
+        const step = {
+          kind: "held",
+          now,
+          planned: now + 100,
+          cap: now + 60_000,
+          tries: 3,
+          spent: 3,
+        } as const;
+        return waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY })?.spent === 1;
+      };
+      expect(subscribes()).toBe(true);
+      await opening(1);
+      opened[0]?.ended(); // the first break: asked for again at once, as always
+      expect(subscribes()).toBe(true);
+      await opening(2);
+      await vi.advanceTimersByTimeAsync(lived);
+      opened[1]?.ended();
+      const again = subscribes();
+      await vi.advanceTimersByTimeAsync(plan.backoff.maxDelay);
+      const later = again || subscribes();
+      expect({ again, later }).toEqual({ again: atOnce, later: true });
+      waiter.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
