@@ -71,6 +71,9 @@ end
  * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing. As in
  * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
+ * A counter gone (expired with the line, or lost in a restart) starts again from the caller's clock in ms, not
+ * 1: a waiter that reads a grant late must not take one for an earlier stay at its new, equal place. Places
+ * repeat only if a line gave out more than one per millisecond, or a caller's clock is over its idle minute behind.
  * A new hold is announced, "acquired:<n>" when n permits are left free (freed unannounced: a lease ran out),
  * else "acquired"; a confirmed one is not: a waiter that heard a release must still try.
  * ARGV[1]  token; ARGV[2] request id; ARGV[3] lease, ms; ARGV[4] the channel's key (the lock key as Redis
@@ -140,6 +143,10 @@ if not slot then
     place = redis.call("ZSCORE", queue, member)
     if not place then
       place = redis.call("INCR", places)
+      if place == 1 then
+        place = now
+        redis.call("SET", places, place)
+      end
       local tail = redis.call("ZRANGE", queue, -1, -1, "WITHSCORES")
       if tail[2] and tonumber(tail[2]) >= place then
         place = tonumber(tail[2]) + 1

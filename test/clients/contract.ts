@@ -517,12 +517,14 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(fenceLeft).toBe(-1);
 
   // Both permits taken: fair callers queue in the order they came (c first, h behind it); a try
-  // again keeps its place; a last try leaves (or never joins) the line.
-  const [taken, pttl, ahead, place] = (await take("c", { fair: true })) as number[];
-  expect([taken, ahead, place]).toEqual([0, 0, 1]);
+  // again keeps its place; a last try leaves (or never joins) the line. A new line's places start from
+  // the caller's clock in ms (never again those of an earlier line, whose grants may be read late).
+  const queuedAt = Date.now();
+  const [taken, pttl, ahead, place] = (await take("c", { fair: true, now: queuedAt })) as number[];
+  expect([taken, ahead, place]).toEqual([0, 0, queuedAt]);
   expectJustSet(pttl, LEASE_MS);
-  expect(await take("h", { fair: true })).toEqual([0, expect.any(Number), 1, 2]);
-  expect(await take("c", { fair: true })).toEqual([0, expect.any(Number), 0, 1]);
+  expect(await take("h", { fair: true })).toEqual([0, expect.any(Number), 1, queuedAt + 1]);
+  expect(await take("c", { fair: true })).toEqual([0, expect.any(Number), 0, queuedAt]);
   // The line, its deadlines and its place counter outlive every entry by a minute.
   for (const left of await lifetimes(run, [...store.queue, store.places])) {
     expectJustSet(left, ENTRY_MS + 60_000);
@@ -543,10 +545,10 @@ async function exercisePermitScripts(run: Run): Promise<void> {
     0,
     expect.any(Number),
     1,
-    3,
+    queuedAt + 2,
   ]);
   expect(await inLine()).toBe(2);
-  expect(await take("c", { fair: true })).toEqual([0, expect.any(Number), 0, 1]);
+  expect(await take("c", { fair: true })).toEqual([0, expect.any(Number), 0, queuedAt]);
   expect(await inLine()).toBe(1);
   // A quorum's try of one permit only: permit 2 is b's, so g does not get permit 1 either.
   const [onlyTaken, onlyPttl, onlyAhead, onlyPlace] = (await take("g", { only: 2 })) as number[];
@@ -596,9 +598,9 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expectJustSet(restarted, LEASE_MS);
   // The counter "b"'s counted fence made permanent stays so: expiring, a counted token would restart at 1.
   expect((await lifetimes(run, [store.fence]))[0]).toBe(-1);
-  // The line emptied, yet "e" gets a place no earlier stay had (c 1, h 2, k 3): a grant names the
+  // The line emptied, yet "e" gets a place no earlier stay had (c, h and k the three after its first): a grant names the
   // place it is for.
-  expect(await take("e", { fair: true })).toEqual([0, expect.any(Number), 0, 4]);
+  expect(await take("e", { fair: true })).toEqual([0, expect.any(Number), 0, queuedAt + 3]);
   expect(await release("c", "r2")).toBe(1);
   expect(await holds("e")).toEqual([1, expect.any(Number), 1]);
   // A waiter that gives up while a permit was handed to it frees the permit.
@@ -649,14 +651,15 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   expect(await holds("b")).toEqual([0, -2]);
   expect(await take("q", { fair: true })).toEqual([1, 1]);
   expect(await take("p", { fair: true })).toEqual([1, 2]);
-  expect(await take("w1", { fair: true })).toEqual([0, expect.any(Number), 0, 5]);
-  expect(await take("w2", { fair: true })).toEqual([0, expect.any(Number), 1, 6]);
-  // A place counter deleted by hand restarts, yet places still follow the line's tail.
+  expect(await take("w1", { fair: true })).toEqual([0, expect.any(Number), 0, queuedAt + 4]);
+  expect(await take("w2", { fair: true })).toEqual([0, expect.any(Number), 1, queuedAt + 5]);
+  // A place counter deleted by hand restarts, yet places still follow the line's tail: from the
+  // caller's clock, or past the tail if that is later (a clock behind).
   expect(await run(DELETE_KEYS, [store.places], [])).toBe(1);
-  expect(await take("w3", { fair: true })).toEqual([0, expect.any(Number), 2, 7]);
+  expect(await take("w3", { fair: true, now: queuedAt })).toEqual([0, expect.any(Number), 2, queuedAt + 6]);
   expect(await run(DELETE_KEYS, store.permits, [])).toBe(2);
   // Every permit free, none of them w3's: a pttl of -2 says so.
-  expect(await take("w3", { fair: true })).toEqual([0, -2, 2, 7]);
+  expect(await take("w3", { fair: true })).toEqual([0, -2, 2, queuedAt + 6]);
   expect(await take("w1", { fair: true })).toEqual([1, 1]);
   // w1's release makes two permits free (the other ran out unannounced): it hands the one it freed to w2,
   // first in line, and announces a release too, so that w3, next, takes the other.
@@ -711,7 +714,8 @@ async function exerciseFairLockKey(run: Run): Promise<void> {
   const renewing = lockKeys(id).renewing;
   expect(await take("a", { fair: true })).toEqual([1, 1]);
   expect(await run(renewLock, renewing, ["a", 0])).toEqual([1, expect.any(Number)]);
-  expect(await take("b", { fair: true })).toEqual([0, expect.any(Number), 0, 1]);
+  const queuedAt = Date.now();
+  expect(await take("b", { fair: true, now: queuedAt })).toEqual([0, expect.any(Number), 0, queuedAt]);
   expect(await release("a", "r1")).toBe(1);
   // The release handed the key to b, for b's grant.
   const [held, pttl] = (await run(renewLock, renewing, ["b", 0])) as number[];

@@ -145,6 +145,33 @@ describe("a fair lock", () => {
     expect(served).toEqual([true, true, true]);
   });
 
+  it("gives no place twice, though the line's keys were gone between (expired, or Redis restarted)", async () => {
+    // Review helper-124 (stop 49; 3/3 with a waiter stopped 65 s, 5/5 across a restart): the places counter
+    // expired with the empty line and began again at 1. A waiter frozen with a grant unread queued again at
+    // place 1, then read the old grant for place 1 as its own: it held, while the holder who took the lock
+    // after that grant ran out held too.
+    const id = uniqueId("fair-places-unique");
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const line = companionKey(id, ":queue");
+    const placeOfNextWaiter = async () => {
+      const waiter = new FairLock({ id, redis: client(), ...FAIR });
+      const waiting = waiter.acquire({ timeout: 400 });
+      let place = 0;
+      await waitUntil(async () => {
+        place = Number((await client().zrange(line, 0, 0, { withScores: true }))[1] ?? 0);
+        return place > 0;
+      }, "the waiter in line");
+      await waiting;
+      return place;
+    };
+    const first = await placeOfNextWaiter();
+    await client().del(...[":queue", ":queue-deadlines", ":queue-places"].map((s) => companionKey(id, s)));
+    const second = await placeOfNextWaiter();
+    await holder.release();
+    expect(second).toBeGreaterThan(first);
+  });
+
   it("an unfair acquire on the same key ignores the line: it takes the lock whenever it finds it free", async () => {
     const id = uniqueId("fair-jump");
     const holder = new FairLock({ id, redis: client(), ...FAIR });
