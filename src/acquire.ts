@@ -82,13 +82,12 @@ export async function acquire({
   let erringSince: number | undefined; // the first try since an answer that erred, or met an unanswered release
   let refused = NEVER; // the quickest refused try's round trip
   let replied = NEVER; // the quickest reply, errors too: a round-trip floor until a try was refused
-  let sampled = 0; // replies timed: one alone is no floor (a cold connection's handshake, a stall here)
   let slowest = 0; // the slowest recent reply (halved by each newer one): a try cut off sooner says nothing
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
   let stalled = false; // a try was read after its lease was of use (sent again, off the budget: once)
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
-  const lastTryAt = () => budgetEnd - Math.max(1, sampled < 2 ? 0 : refused < NEVER ? refused : replied);
+  const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
 
   // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
   // unanswered try's error is the cause, so the failure tells both.
@@ -238,12 +237,9 @@ export async function acquire({
         const { fencingToken, permit, hold } = result;
         return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold };
       }
-      if (!local) {
-        replied = Math.min(replied, now - sentAt);
-        sampled += 1;
-        // Halved, not kept: a reply this process read late after a stall must not excuse a silence later on.
-        slowest = Math.max(slowest / 2, now - sentAt);
-      }
+      if (!local) replied = Math.min(replied, now - sentAt);
+      // Halved, not kept: a reply this process read late after a stall must not excuse a silence later on.
+      if (!local) slowest = Math.max(slowest / 2, now - sentAt);
       last = result.kind === "error" ? result.error : result;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;

@@ -157,24 +157,6 @@ describe("polling", () => {
   });
 });
 
-describe("a slow first answer", () => {
-  it("does not end a timeout early: one round trip proves no floor (a cold connection, a stall)", async () => {
-    // A first reply 300 ms slow (a cold start's TLS handshake, or a reply read late after a stall) set the
-    // round-trip floor alone: with 200 ms of a 500 ms timeout left, no try was sent again.
-    const store = new ScriptedStore();
-    store.freeAt = 350;
-    const roundTrips = [300];
-    const take = store.take.bind(store);
-    store.take = (request) => {
-      store.roundTrip = roundTrips.shift() ?? RTT;
-      return take(request);
-    };
-    const config = { timeout: 500, retry: { attempts: Number.POSITIVE_INFINITY, delay: 50 } };
-    const outcome = await settle(start(store, config).outcome);
-    expect(outcome).toMatchObject({ acquired: true });
-  });
-});
-
 describe("subscribing", () => {
   it("a wait that spans many polls subscribes after its first refusal, then polls only as a safety net", async () => {
     const store = new ScriptedStore();
