@@ -85,6 +85,7 @@ export async function acquire({
   let slowest = 0; // the slowest recent reply (halved by each newer one): a try cut off sooner says nothing
   let abandoned: Promise<unknown> | undefined; // the undo of a try left behind (the acquisition then ends)
   let stalled = false; // a try was read after its lease was of use (sent again, off the budget: once)
+  let unansweredStall: string | undefined; // the request id of a try sent again unanswered, until it is
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
@@ -161,10 +162,20 @@ export async function acquire({
       const useless =
         take !== TIMED_OUT && (take.kind === "acquired" ? monotonicNow() >= useful : take.late === true);
       // Settled `overdue`, this process stalled, which may have kept the try from leaving at all (fetch sends
-      // in a later tick): such a try, unanswered or useless, is sent again off the attempts each time.
-      if ((take === TIMED_OUT || useless) && (overdue(sentAt, limit) || (useless && !stalled))) {
+      // in a later tick): such a try, unanswered or useless, is sent again off the attempts each time. Not
+      // while an earlier one sent again for that is unanswered still: then Redis is silent too (a process
+      // that lags on every try would else send them without end).
+      const late = overdue(sentAt, limit);
+      if (take === TIMED_OUT ? late && !unansweredStall : useless && (late || !stalled)) {
         waiter?.answered(undefined);
         stalled = true;
+        if (take === TIMED_OUT) {
+          unansweredStall = nonce;
+          const answered = () => {
+            if (unansweredStall === nonce) unansweredStall = undefined;
+          };
+          void request.then(answered, answered);
+        }
         background(undoOnceAnswered()); // not `abandon`: it ends the acquisition
         return STALLED;
       }
