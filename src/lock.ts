@@ -49,7 +49,7 @@ export class Lock implements AsyncDisposable {
     release: () => this.#turn?.failed,
   };
   #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
-  #disposedByCaller = 0; // the newest of them whose caller releases its lease itself (not `acquire()`'s)
+  readonly #disposedByCaller = new WeakSet<Lease>(); // leases whose caller ends them itself (not `acquire()`'s)
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -168,9 +168,10 @@ export class Lock implements AsyncDisposable {
     const { lease, acquired } = await this.#acquireLease(config);
     const dispose = async () => {
       // No acquisition since, or only of its uuid (one hold, as the instance's current lease): the instance's.
-      // The instance's too when the current lease took its uuid's hold over with no other caller's own
-      // acquisition since (a re-acquire in the block): else that caller's hold is its own to end.
-      const reacquired = lease.heir === this.#lease && this.#disposedByCaller === acquired;
+      // The instance's too when the current lease took its uuid's hold over by a plain `acquire()` (a
+      // re-acquire in the block, which nobody else ends); one of `acquireOrThrow()` or `runExclusive()` is
+      // its caller's to end.
+      const reacquired = lease.heir === this.#lease && !this.#disposedByCaller.has(this.#lease);
       if (acquired === this.#acquired || reacquired) return this[Symbol.asyncDispose]();
       await lease.releaseLast();
     };
@@ -276,13 +277,13 @@ export class Lock implements AsyncDisposable {
       if (!outcome.acquired) return { outcome, acquired: this.#acquired };
       this.#erring.error = this.#erring.since = undefined;
       this.#acquired += 1;
-      if (disposedByCaller) this.#disposedByCaller = this.#acquired;
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
       );
       const lease = new Lease(held, outcome);
       this.#lease = lease;
+      if (disposedByCaller) this.#disposedByCaller.add(lease);
       this.#chosen = plan.uuid;
       return { outcome, lease, acquired: this.#acquired };
     } finally {

@@ -72,4 +72,32 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       afterNewer: true,
     });
   });
+
+  it.each([false, true])(
+    "a block's plain re-acquire while a same-uuid runExclusive runs ends at the block's end (run first: %s)",
+    async (runEndsFirst) => {
+      // Review helper-127 (stop 49, 12/12): with the disposal decided by the newest caller-ended acquisition
+      // (1ea7c5e), the run's release sent nothing (its lease was handed on to the re-acquire's) and the
+      // block's disposal released only its own retired lease: the lock stayed held for nobody, for good with
+      // autoExtend.
+      const id = uniqueId("same-uuid-reacquire-run");
+      const uuid = crypto.randomUUID();
+      const lock = new Lock({ id, redis: clients[name](), lease: 3_000 });
+      let ran!: Promise<void>;
+      {
+        await using held = await lock.acquireOrThrow({ uuid });
+        ran = lock.runExclusive(() => pause(runEndsFirst ? 50 : 300), { uuid }); // takes the hold over
+        await pause(20);
+        expect(await held.acquire({ uuid, autoExtend: true })).toBe(true); // the block's to end
+        if (runEndsFirst) await ran;
+      }
+      await ran;
+      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+      if (outsiderGot) await outsider.release();
+      const stillHeld = lock.remainingMs > 0;
+      await lock.release().catch(() => false);
+      expect({ outsiderGot, stillHeld }).toEqual({ outsiderGot: true, stillHeld: false });
+    },
+  );
 });
