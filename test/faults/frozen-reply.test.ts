@@ -6,6 +6,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { FairLock, Lock, type RedisClient, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
+import { ACQUIRED_THEN_FREE, type HeldThenFree, heldThenFree } from "./support/held-then-free";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const unhandled = trackUnhandledRejections();
@@ -49,36 +50,36 @@ const outcomeOf = (attempt: Promise<unknown>) =>
       `${error.reason}: ${error.cause?.reason ?? ""}`,
   );
 
+/**
+ * Acquires once (its script loaded: a first EVALSHA's NOSCRIPT would send the script after the thaw, a
+ * request that had not reached Redis during the freeze), then again with one attempt around `freeze`; what
+ * that showed, and whether a fresh caller then takes the lock at once (nothing of an undone try is left).
+ */
+async function acquiresThroughFreeze(
+  kind: "lock" | "fair",
+  redis: RedisClient,
+  freeze: () => unknown,
+): Promise<HeldThenFree & { unhandled: readonly unknown[] }> {
+  const opts = { id: uniqueId(`frozen-${kind}`), redis, lease: 500 };
+  const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
+  expect(await lock.acquire()).toBe(true);
+  await lock.release();
+  const pending = outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
+  await freeze();
+  const fresh = () =>
+    kind === "fair"
+      ? new FairLock({ ...opts, redis: wire().direct })
+      : new Lock({ ...opts, redis: wire().direct });
+  return { ...(await heldThenFree(lock, pending, fresh)), unhandled: unhandled() };
+}
+
 describe.each(["upstash", "ioredis"] as const)("%s", (name) => {
   it.each(["lock", "fair"] as const)(
     "%s: a try answered while the process froze past its lease is undone and sent again",
     async (kind) => {
       const { redis, freezeAfterSend } = clients[name]();
       await redis.get("warm-up"); // connected
-      const opts = { id: uniqueId(`frozen-reply-${kind}`), redis, lease: 500 };
-      const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
-      // Its script loaded: a first EVALSHA's NOSCRIPT would send the script after the thaw, a request
-      // that had not reached Redis during the freeze.
-      expect(await lock.acquire()).toBe(true);
-      await lock.release();
-      const pending = outcomeOf(lock.acquireOrThrow());
-      await freezeAfterSend();
-      const outcome = await pending;
-      const held = lock.remainingMs > 100;
-      await lock.release();
-      // Nothing of the undone try is left: the next caller takes the lock at once.
-      const next =
-        kind === "fair"
-          ? new FairLock({ ...opts, redis: wire().direct })
-          : new Lock({ ...opts, redis: wire().direct });
-      const free = await next.acquire({ retry: { attempts: 1 } });
-      await next.release();
-      expect({ outcome, held, free, unhandled: unhandled() }).toEqual({
-        outcome: "acquired",
-        held: true,
-        free: true,
-        unhandled: [],
-      });
+      expect(await acquiresThroughFreeze(kind, redis, freezeAfterSend)).toEqual(ACQUIRED_THEN_FREE);
     },
     20_000,
   );
@@ -150,28 +151,7 @@ describe("@upstash/redis, frozen before fetch sent the try", () => {
   it.each(["lock", "fair"] as const)(
     "%s: the try is sent again, and acquires",
     async (kind) => {
-      const redis = wire().faulty;
-      const opts = { id: uniqueId(`frozen-unsent-${kind}`), redis, lease: 500 };
-      const lock = kind === "fair" ? new FairLock(opts) : new Lock(opts);
-      expect(await lock.acquire()).toBe(true); // scripts loaded
-      await lock.release();
-      const pending = outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
-      freezeNow();
-      const outcome = await pending;
-      const held = lock.remainingMs > 100;
-      await lock.release();
-      const next =
-        kind === "fair"
-          ? new FairLock({ ...opts, redis: wire().direct })
-          : new Lock({ ...opts, redis: wire().direct });
-      const free = await next.acquire({ retry: { attempts: 1 } });
-      await next.release();
-      expect({ outcome, held, free, unhandled: unhandled() }).toEqual({
-        outcome: "acquired",
-        held: true,
-        free: true,
-        unhandled: [],
-      });
+      expect(await acquiresThroughFreeze(kind, wire().faulty, freezeNow)).toEqual(ACQUIRED_THEN_FREE);
     },
     20_000,
   );
@@ -217,19 +197,12 @@ describe("two freezes in one acquisition", () => {
       if (freezes-- > 0) void sent.finally(() => block(1_200));
       return sent;
     }) as typeof redis.evalsha;
-    const outcome = await outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
-    const held = lock.remainingMs > 100;
-    await lock.release();
-    const next = new Lock({ id, redis: wire().direct });
-    const free = await next.acquire({ retry: { attempts: 1 } });
-    await next.release();
-    expect({ outcome, held, free, froze: freezes <= 0, unhandled: unhandled() }).toEqual({
-      outcome: "acquired",
-      held: true,
-      free: true,
-      froze: true,
-      unhandled: [],
-    });
+    const pending = outcomeOf(lock.acquireOrThrow({ retry: { attempts: 1 } }));
+    const fresh = () => new Lock({ id, redis: wire().direct });
+    expect({ ...(await heldThenFree(lock, pending, fresh)), unhandled: unhandled() }).toEqual(
+      ACQUIRED_THEN_FREE,
+    );
+    expect(freezes).toBeLessThanOrEqual(0); // both freezes came
   }, 20_000);
 });
 
