@@ -109,6 +109,7 @@ export class Lease implements AsyncDisposable {
   #extending = 0; // extends not answered by Redis (failed at the client too): each may still run in Redis
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
   #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
+  #claims = 0; // callers that end their own acquisition of this hold (a Lock's acquireOrThrow, runExclusive)
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -354,21 +355,39 @@ export class Lease implements AsyncDisposable {
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
     this.#successor = successor;
+    successor.#claims += this.#claims; // their callers' ends count on the hold's newest lease
     const followers = this.#followers.splice(0);
     this.#end();
     successor.#followers.push(...followers, () => this.#reportLoss("taken"));
     successor.#watch();
   }
 
-  /** @internal Runs `runExclusive`'s work under this lease, then releases it (a failure is ignored). */
-  async run<T>(work: (signal: AbortSignal, lease: Lease) => Promise<T> | T): Promise<T> {
+  /** @internal Runs `runExclusive`'s work under this lease, then `end`s it (by default, releases it). */
+  async run<T>(
+    work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
+    end: () => Promise<unknown> = () => this.releaseLast(),
+  ): Promise<T> {
     this.#working = true;
     try {
       return await work(this.signal, this);
     } finally {
       this.#working = false;
-      await this.releaseLast();
+      await end();
     }
+  }
+
+  /** @internal A caller that will end its acquisition itself holds this hold (see {@link Lease.unclaim}). */
+  claim(): void {
+    this.#claims += 1;
+  }
+
+  /**
+   * @internal One such caller ended (on the hold's newest lease, its `heir`): whether none is left, so the
+   * hold, which a later plain acquire of its token may have taken over, is that caller's to release.
+   */
+  unclaim(): boolean {
+    this.#claims = Math.max(0, this.#claims - 1);
+    return this.#claims === 0;
   }
 
   /**

@@ -3,7 +3,7 @@ import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError, LockLostError, type LockRedisError } from "./errors";
 import { newToken } from "./ids";
 import { keyStore } from "./key-store";
-import { Lease, leaseContext, runHolding } from "./lease";
+import { Lease, leaseContext } from "./lease";
 import { resolveAcquirePlan } from "./options";
 import type { StoreMaker } from "./store";
 import type { LockAcquireConfig, LockCreateConfig, LockStatus } from "./types";
@@ -49,7 +49,6 @@ export class Lock implements AsyncDisposable {
     release: () => this.#turn?.failed,
   };
   #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
-  readonly #disposedByCaller = new WeakSet<Lease>(); // leases whose caller ends them itself (not `acquire()`'s)
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -166,14 +165,12 @@ export class Lock implements AsyncDisposable {
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
     const { lease, acquired } = await this.#acquireLease(config);
-    const dispose = async () => {
-      // No acquisition since, or only of its uuid (one hold, as the instance's current lease): the instance's.
-      // The instance's too when the current lease took its uuid's hold over by a plain `acquire()` (a
-      // re-acquire in the block, which nobody else ends); one of `acquireOrThrow()` or `runExclusive()` is
-      // its caller's to end.
-      const reacquired = lease.heir === this.#lease && !this.#disposedByCaller.has(this.#lease);
-      if (acquired === this.#acquired || reacquired) return this[Symbol.asyncDispose]();
-      await lease.releaseLast();
+    // No acquisition since: the instance's. Else the hold's, once no other caller that ends its own
+    // acquisition holds it still (one uuid, one hold; a plain re-acquire of it in a block is that block's).
+    const dispose = () => {
+      if (acquired !== this.#acquired) return this.#end(lease);
+      lease.heir.unclaim();
+      return this[Symbol.asyncDispose]();
     };
     return new Proxy(this, {
       get: (lock, key) => {
@@ -194,7 +191,9 @@ export class Lock implements AsyncDisposable {
     work: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     config?: LockAcquireConfig,
   ): Promise<T> {
-    return runHolding(work, async () => (await this.#acquireLease(config)).lease);
+    check("work", work, "function", true);
+    const { lease } = await this.#acquireLease(config);
+    return lease.run(work, () => this.#end(lease));
   }
 
   /**
@@ -240,6 +239,18 @@ export class Lock implements AsyncDisposable {
     await lease?.releaseLast();
   }
 
+  /**
+   * Ends a caller's own acquisition (`acquireOrThrow()`'s scope, `runExclusive()`): its hold, handed on to a
+   * newer lease of its uuid maybe, is released by the last caller of it to end (the instance's way when it
+   * is the current lease), never while another is still in its scope.
+   */
+  async #end(lease: Lease): Promise<void> {
+    const heir = lease.heir;
+    if (!heir.unclaim()) return;
+    if (heir === this.#lease) return this[Symbol.asyncDispose]();
+    await heir.releaseLast();
+  }
+
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {
     const acquired = await this.#acquire(config, true);
     const { outcome, lease } = acquired;
@@ -283,7 +294,7 @@ export class Lock implements AsyncDisposable {
       );
       const lease = new Lease(held, outcome);
       this.#lease = lease;
-      if (disposedByCaller) this.#disposedByCaller.add(lease);
+      if (disposedByCaller) lease.claim();
       this.#chosen = plan.uuid;
       return { outcome, lease, acquired: this.#acquired };
     } finally {

@@ -1,7 +1,8 @@
 // A uuid that holds already, acquired again (review of 2026-12-01): a try that finds its own token
 // holding took nothing, so undoing it when it fails must leave the hold to the lease that has it, in this
 // instance or in another process. Two leases of one uuid on one Lock (or one Semaphore) are one hold: the
-// earlier one's release leaves it to the later one, and learns when the later one's hold ends.
+// earlier one's release leaves it to the later one, and learns when the later one's hold ends; on a Lock,
+// callers that end their own acquisition (acquireOrThrow's scope, runExclusive) end it only as the last.
 import { describe, expect, it } from "vitest";
 import { FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { newRedis, uniqueId } from "../support/redis";
@@ -100,7 +101,10 @@ describe("two leases of one uuid on one Lock", () => {
     expect(await redis.exists(id)).toBe(0);
   });
 
-  it("the earlier one learns (its signal aborts, onLost runs) when the later one releases", async () => {
+  it("the later one's end leaves the hold to the earlier one, still working; the last to end releases", async () => {
+    // Stop 49 (reviews helper-126 to helper-128): a caller's end released the hold while another caller
+    // sharing it was still in its scope, which only learned by its signal; ending a plain re-acquire made in
+    // another caller's block, it learned nothing. The hold now ends with the last caller that shares it.
     const redis = newRedis();
     const id = uniqueId("held-uuid-follow");
     const uuid = crypto.randomUUID();
@@ -123,6 +127,39 @@ describe("two leases of one uuid on one Lock", () => {
     );
     await earlierHeld;
     await lock.runExclusive(async () => {}, { uuid });
+    const whileEarlierWorks = { key: await redis.get(id), aborted: earlierSignal?.aborted, lost: [...lost] };
+    finishEarlier();
+    await earlier;
+    expect({ whileEarlierWorks, afterBoth: await redis.exists(id) }).toEqual({
+      whileEarlierWorks: { key: uuid, aborted: false, lost: [] },
+      afterBoth: 0,
+    });
+  });
+
+  it("the earlier one learns (its signal aborts, onLost runs) when the hold is released through the instance", async () => {
+    const redis = newRedis();
+    const id = uniqueId("held-uuid-instance-release");
+    const uuid = crypto.randomUUID();
+    const lost: string[] = [];
+    const lock = new Lock({ id, redis, lease: 10_000, onLost: (error) => lost.push(error.reason) });
+    let earlierSignal: AbortSignal | undefined;
+    let finishEarlier!: () => void;
+    let earlierHolds!: () => void;
+    const earlierHeld = new Promise<void>((resolve) => {
+      earlierHolds = resolve;
+    });
+    const earlier = lock.runExclusive(
+      (signal) =>
+        new Promise<void>((resolve) => {
+          earlierSignal = signal;
+          finishEarlier = resolve;
+          earlierHolds();
+        }),
+      { uuid },
+    );
+    await earlierHeld;
+    expect(await lock.acquire({ uuid })).toBe(true); // a plain re-acquire: the instance's current lease
+    expect(await lock.release()).toBe(true);
     expect(await redis.exists(id)).toBe(0);
     expect(earlierSignal?.aborted).toBe(true);
     expect(lost).toEqual(["taken"]);

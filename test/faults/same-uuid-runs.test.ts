@@ -100,4 +100,39 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       expect({ outsiderGot, stillHeld }).toEqual({ outsiderGot: true, stillHeld: false });
     },
   );
+
+  it("an older block's end leaves the hold a newer block re-acquired for itself", async () => {
+    // Review helper-128 (stop 49, 12/12): deciding by the current lease alone, the older acquireOrThrow's
+    // disposal released the plain re-acquire the newer block made, whose signal stayed live while another
+    // owner took the lock. The hold now ends with the last caller sharing it.
+    const id = uniqueId("same-uuid-newer-reacquire");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    const older = await lock.acquireOrThrow({ uuid });
+    let olderEnded!: () => void;
+    const olderGone = new Promise<void>((resolve) => {
+      olderEnded = resolve;
+    });
+    const newerBlock = (async () => {
+      await using newer = await lock.acquireOrThrow({ uuid });
+      const reacquired = await newer.acquire({ uuid }); // this block's own re-acquire
+      const signal = newer.signal;
+      await olderGone;
+      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+      if (outsiderGot) await outsider.release();
+      return { reacquired, outsiderGot, live: !signal.aborted };
+    })();
+    await pause(50);
+    await older[Symbol.asyncDispose]();
+    olderEnded();
+    const whileNewer = await newerBlock;
+    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const afterBoth = await outsider.acquire({ retry: { attempts: 1 } });
+    if (afterBoth) await outsider.release();
+    expect({ whileNewer, afterBoth }).toEqual({
+      whileNewer: { reacquired: true, outsiderGot: false, live: true },
+      afterBoth: true,
+    });
+  });
 });
