@@ -167,10 +167,12 @@ export class Lock implements AsyncDisposable {
     const { lease, acquired } = await this.#acquireLease(config);
     // No acquisition since: the instance's. Else the hold's, once no other caller that ends its own
     // acquisition holds it still (one uuid, one hold; a plain re-acquire of it in a block is that block's).
-    const dispose = () => {
+    let ended = false; // once: a second disposal must not count as another caller's end
+    const dispose = async () => {
+      if (ended) return;
+      ended = true;
       if (acquired !== this.#acquired) return this.#end(lease);
-      lease.heir.unclaim();
-      return this[Symbol.asyncDispose]();
+      if (lease.heir.unclaim()) await this[Symbol.asyncDispose]();
     };
     return new Proxy(this, {
       get: (lock, key) => {

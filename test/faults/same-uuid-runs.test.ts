@@ -135,4 +135,62 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       afterBoth: true,
     });
   });
+
+  // Review helper-129 (stop 49): the newest scope's end released the hold while earlier callers sharing it
+  // were in their scopes (20/20), and a scope disposed twice counted as two ends (10/10).
+  it("nested scopes of a uuid: the inner one's end leaves the hold to the outer", async () => {
+    const id = uniqueId("same-uuid-nested");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    let whileOuter: { outsiderGot: boolean; live: boolean } | undefined;
+    {
+      await using outer = await lock.acquireOrThrow({ uuid });
+      {
+        await using _inner = await lock.acquireOrThrow({ uuid });
+      }
+      const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+      if (outsiderGot) await outsider.release();
+      whileOuter = { outsiderGot, live: !outer.signal.aborted };
+    }
+    const afterBoth = await outsider.acquire({ retry: { attempts: 1 } });
+    if (afterBoth) await outsider.release();
+    expect({ whileOuter, afterBoth }).toEqual({
+      whileOuter: { outsiderGot: false, live: true },
+      afterBoth: true,
+    });
+  });
+
+  it.each([1, 2])(
+    "a scope disposed %i time(s) while a runExclusive of its uuid works leaves it the hold",
+    async (times) => {
+      const id = uniqueId("same-uuid-dispose-twice");
+      const uuid = crypto.randomUUID();
+      const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
+      const scope = await lock.acquireOrThrow({ uuid });
+      let finish!: () => void;
+      let working!: () => void;
+      const started = new Promise<void>((resolve) => {
+        working = resolve;
+      });
+      const run = lock.runExclusive(
+        (signal) =>
+          new Promise<boolean>((resolve) => {
+            finish = () => resolve(signal.aborted);
+            working();
+          }),
+        { uuid },
+      );
+      await started;
+      for (let call = 0; call < times; call++) await scope[Symbol.asyncDispose]();
+      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+      if (outsiderGot) await outsider.release();
+      finish();
+      expect({ outsiderGot, abortedUnderWork: await run }).toEqual({
+        outsiderGot: false,
+        abortedUnderWork: false,
+      });
+    },
+  );
 });
