@@ -110,6 +110,7 @@ export class Lease implements AsyncDisposable {
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
   #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
   #claims = 0; // callers that end their own acquisition of this hold (a Lock's acquireOrThrow, runExclusive)
+  #claimsMoved = false; // retired while holding: its callers' shares count on its successor
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -354,8 +355,12 @@ export class Lease implements AsyncDisposable {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
+    // Its callers' shares pass on only with a hold still live here: one lost or released (its callers were
+    // told) leaves them behind, lest a fresh hold of the token outlive its own callers for them.
+    this.#checkDeadline();
+    this.#claimsMoved = this.active;
+    if (this.#claimsMoved) successor.#claims += this.#claims;
     this.#successor = successor;
-    successor.#claims += this.#claims; // their callers' ends count on the hold's newest lease
     const followers = this.#followers.splice(0);
     this.#end();
     successor.#followers.push(...followers, () => this.#reportLoss("taken"));
@@ -376,18 +381,20 @@ export class Lease implements AsyncDisposable {
     }
   }
 
-  /** @internal A caller that will end its acquisition itself holds this hold (see {@link Lease.unclaim}). */
+  /** @internal A caller that will end its acquisition itself holds this hold (see {@link Lease.endClaim}). */
   claim(): void {
     this.#claims += 1;
   }
 
   /**
-   * @internal One such caller ended (on the hold's newest lease, its `heir`): whether none is left, so the
-   * hold, which a later plain acquire of its token may have taken over, is that caller's to release.
+   * @internal A caller that claimed this lease ended: the lease to release if it was the last sharing the
+   * hold (the newest lease of it, maybe a later plain acquire's), else undefined (none either once the
+   * hold was lost or released before it was handed on: that caller was told).
    */
-  unclaim(): boolean {
+  endClaim(): Lease | undefined {
+    if (this.#claimsMoved) return this.#successor?.endClaim();
     this.#claims = Math.max(0, this.#claims - 1);
-    return this.#claims === 0;
+    return this.#claims === 0 && !this.#successor ? this : undefined;
   }
 
   /**

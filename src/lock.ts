@@ -172,7 +172,7 @@ export class Lock implements AsyncDisposable {
       if (ended) return;
       ended = true;
       if (acquired !== this.#acquired) return this.#end(lease);
-      if (lease.heir.unclaim()) await this[Symbol.asyncDispose]();
+      if (lease.endClaim()) await this[Symbol.asyncDispose]();
     };
     return new Proxy(this, {
       get: (lock, key) => {
@@ -247,10 +247,10 @@ export class Lock implements AsyncDisposable {
    * is the current lease), never while another is still in its scope.
    */
   async #end(lease: Lease): Promise<void> {
-    const heir = lease.heir;
-    if (!heir.unclaim()) return;
-    if (heir === this.#lease) return this[Symbol.asyncDispose]();
-    await heir.releaseLast();
+    const last = lease.endClaim();
+    if (!last) return;
+    if (last === this.#lease) return this[Symbol.asyncDispose]();
+    await last.releaseLast();
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {

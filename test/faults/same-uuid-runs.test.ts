@@ -193,4 +193,26 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       });
     },
   );
+
+  it.each(["never disposed", "disposed late"] as const)(
+    "a scope whose lease expired (%s) does not keep a later hold of its uuid past that hold's scope",
+    async (mode) => {
+      // Review helper-130 (stop 49, 12/12): the expired lease still handed its caller's share on to a fresh
+      // hold of its uuid, which then outlived its own scope, for good with autoExtend.
+      const id = uniqueId("same-uuid-expired-share");
+      const uuid = crypto.randomUUID();
+      const lock = new Lock({ id, redis: clients[name](), lease: 400 });
+      const stale = await lock.acquireOrThrow({ uuid });
+      await pause(900); // its lease is over, here and in Redis
+      {
+        await using _fresh = await lock.acquireOrThrow({ uuid, autoExtend: true });
+      }
+      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const freeAfterScope = await outsider.acquire({ retry: { attempts: 1 } });
+      if (freeAfterScope) await outsider.release();
+      if (mode === "disposed late") await stale[Symbol.asyncDispose]();
+      await lock.release();
+      expect(freeAfterScope).toBe(true);
+    },
+  );
 });
