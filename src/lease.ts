@@ -355,10 +355,11 @@ export class Lease implements AsyncDisposable {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
-    // Its callers' shares pass on only with a hold still live here: one lost or released (its callers were
-    // told) leaves them behind, lest a fresh hold of the token outlive its own callers for them.
+    // Its callers' shares pass on with a hold still live here, or to a lease no caller of its own ends (a
+    // plain re-acquire, a seed: made in their scope, maybe). Not from one lost or released (its callers were
+    // told) to a fresh acquisition that a caller ends: it would outlive its own callers for theirs.
     this.#checkDeadline();
-    this.#claimsMoved = this.active;
+    this.#claimsMoved = this.active || successor.#claims === 0;
     if (this.#claimsMoved) successor.#claims += this.#claims;
     this.#successor = successor;
     const followers = this.#followers.splice(0);

@@ -48,7 +48,6 @@ export class Lock implements AsyncDisposable {
     since: undefined,
     release: () => this.#turn?.failed,
   };
-  #acquired = 0; // acquisitions so far: an `acquireOrThrow()` scope knows whether a later one came
   #notHeld: AbortSignal | undefined;
 
   /**
@@ -164,15 +163,12 @@ export class Lock implements AsyncDisposable {
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
-    const { lease, acquired } = await this.#acquireLease(config);
-    // No acquisition since: the instance's. Else the hold's, once no other caller that ends its own
-    // acquisition holds it still (one uuid, one hold; a plain re-acquire of it in a block is that block's).
+    const { lease } = await this.#acquireLease(config);
     let ended = false; // once: a second disposal must not count as another caller's end
     const dispose = async () => {
       if (ended) return;
       ended = true;
-      if (acquired !== this.#acquired) return this.#end(lease);
-      if (lease.endClaim()) await this[Symbol.asyncDispose]();
+      await this.#end(lease);
     };
     return new Proxy(this, {
       get: (lock, key) => {
@@ -247,10 +243,8 @@ export class Lock implements AsyncDisposable {
    * is the current lease), never while another is still in its scope.
    */
   async #end(lease: Lease): Promise<void> {
-    const last = lease.endClaim();
-    if (!last) return;
-    if (last === this.#lease) return this[Symbol.asyncDispose]();
-    await last.releaseLast();
+    // That lease's own hold (by its id), never any hold of the token: another process may share the uuid.
+    await lease.endClaim()?.releaseLast();
   }
 
   async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {
@@ -283,25 +277,26 @@ export class Lock implements AsyncDisposable {
       return undefined;
     };
     let outcome: Outcome | undefined;
+    let made: Lease | undefined;
     try {
       const { lockId, store, background } = this.#owner;
       const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
-      if (!outcome.acquired) return { outcome, acquired: this.#acquired };
+      if (!outcome.acquired) return { outcome };
       this.#erring.error = this.#erring.since = undefined;
-      this.#acquired += 1;
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
       );
       const lease = new Lease(held, outcome);
+      made = lease;
       this.#lease = lease;
       if (disposedByCaller) lease.claim();
       this.#chosen = plan.uuid;
-      return { outcome, lease, acquired: this.#acquired };
+      return { outcome, lease };
     } finally {
       if (!outcome?.acquired) mine?.end();
-      chosen?.finish(outcome, outcome?.acquired ? this.#lease : undefined);
+      chosen?.finish(outcome, made);
     }
   }
 
@@ -330,9 +325,8 @@ export class Lock implements AsyncDisposable {
   }
 }
 
-/** What one acquisition here made: its lease when acquired, and the instance's count of acquisitions then. */
+/** What one acquisition here made: its lease when acquired. */
 interface Acquired {
   readonly outcome: Outcome;
   readonly lease?: Lease | undefined;
-  readonly acquired: number;
 }

@@ -215,4 +215,52 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       expect(freeAfterScope).toBe(true);
     },
   );
+
+  // Review helper-131 (stop 49, by reading, on the version before): a plain re-acquire or a seed made in a
+  // scope whose lease had run out took no share from it, so the scope's end released nothing, for good
+  // with autoExtend; and a scope's end went through the instance, whose seed released any hold of the uuid.
+  it("a plain re-acquire made in a scope after its lease ran out ends with the scope", async () => {
+    const id = uniqueId("same-uuid-reacquire-expired");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: clients[name](), lease: 400 });
+    {
+      await using held = await lock.acquireOrThrow({ uuid });
+      await pause(900); // its lease ran out, here and in Redis
+      expect(await held.acquire({ uuid, autoExtend: true })).toBe(true);
+    }
+    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const freeAfterScope = await outsider.acquire({ retry: { attempts: 1 } });
+    if (freeAfterScope) await outsider.release();
+    await lock.release();
+    expect(freeAfterScope).toBe(true);
+  });
+
+  it("a run whose lease ran out ends only its own hold, not a fresh one of its uuid elsewhere", async () => {
+    const id = uniqueId("same-uuid-run-expired");
+    const uuid = crypto.randomUUID();
+    const here = new Lock({ id, redis: clients[name](), lease: 400 });
+    const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
+    let finish!: () => void;
+    const run = here.runExclusive(
+      () =>
+        new Promise<void>((resolve) => {
+          finish = resolve;
+        }),
+      { uuid },
+    );
+    await pause(900); // the run's lease ran out, here and in Redis
+    const heldElsewhere = await elsewhere.acquire({ uuid }); // a fresh hold of the uuid
+    finish();
+    await run;
+    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+    if (outsiderGot) await outsider.release();
+    const status = await elsewhere.getStatus();
+    await elsewhere.release();
+    expect({ heldElsewhere, outsiderGot, status }).toEqual({
+      heldElsewhere: true,
+      outsiderGot: false,
+      status: "ACQUIRED",
+    });
+  });
 });
