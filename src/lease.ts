@@ -355,11 +355,12 @@ export class Lease implements AsyncDisposable {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
     if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
-    // Its callers' shares pass on with a hold still live here, or to a lease no caller of its own ends (a
-    // plain re-acquire, a seed: made in their scope, maybe). Not from one lost or released (its callers were
-    // told) to a fresh acquisition that a caller ends: it would outlive its own callers for theirs.
+    // Its callers' shares pass on with a hold still live here, or to a plain re-acquire here that no caller
+    // of its own ends (made in their scope, maybe). Not from one lost or released (its callers were told) to
+    // a fresh acquisition that a caller ends, which would outlive its own callers for theirs; nor to a seed,
+    // whose release would end any hold of the token, another instance's too.
     this.#checkDeadline();
-    this.#claimsMoved = this.active || successor.#claims === 0;
+    this.#claimsMoved = this.active || (successor.#claims === 0 && successor.#tookHere);
     if (this.#claimsMoved) successor.#claims += this.#claims;
     this.#successor = successor;
     const followers = this.#followers.splice(0);
