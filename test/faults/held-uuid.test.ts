@@ -110,24 +110,9 @@ describe("two leases of one uuid on one Lock", () => {
     const uuid = crypto.randomUUID();
     const lost: string[] = [];
     const lock = new Lock({ id, redis, lease: 10_000, onLost: (error) => lost.push(error.reason) });
-    let earlierSignal: AbortSignal | undefined;
-    let finishEarlier!: () => void;
-    let earlierHolds!: () => void;
-    const earlierHeld = new Promise<void>((resolve) => {
-      earlierHolds = resolve;
-    });
-    const earlier = lock.runExclusive(
-      (signal) =>
-        new Promise<void>((resolve) => {
-          earlierSignal = signal;
-          finishEarlier = resolve;
-          earlierHolds(); // holding: acquiring may take longer than any fixed pause under load
-        }),
-      { uuid },
-    );
-    await earlierHeld;
+    const { signal: earlierSignal, finish: finishEarlier, done: earlier } = await working(lock, uuid);
     await lock.runExclusive(async () => {}, { uuid });
-    const whileEarlierWorks = { key: await redis.get(id), aborted: earlierSignal?.aborted, lost: [...lost] };
+    const whileEarlierWorks = { key: await redis.get(id), aborted: earlierSignal().aborted, lost: [...lost] };
     finishEarlier();
     await earlier;
     expect({ whileEarlierWorks, afterBoth: await redis.exists(id) }).toEqual({
@@ -142,26 +127,11 @@ describe("two leases of one uuid on one Lock", () => {
     const uuid = crypto.randomUUID();
     const lost: string[] = [];
     const lock = new Lock({ id, redis, lease: 10_000, onLost: (error) => lost.push(error.reason) });
-    let earlierSignal: AbortSignal | undefined;
-    let finishEarlier!: () => void;
-    let earlierHolds!: () => void;
-    const earlierHeld = new Promise<void>((resolve) => {
-      earlierHolds = resolve;
-    });
-    const earlier = lock.runExclusive(
-      (signal) =>
-        new Promise<void>((resolve) => {
-          earlierSignal = signal;
-          finishEarlier = resolve;
-          earlierHolds();
-        }),
-      { uuid },
-    );
-    await earlierHeld;
+    const { signal: earlierSignal, finish: finishEarlier, done: earlier } = await working(lock, uuid);
     expect(await lock.acquire({ uuid })).toBe(true); // a plain re-acquire: the instance's current lease
     expect(await lock.release()).toBe(true);
     expect(await redis.exists(id)).toBe(0);
-    expect(earlierSignal?.aborted).toBe(true);
+    expect(earlierSignal().aborted).toBe(true);
     expect(lost).toEqual(["taken"]);
     finishEarlier();
     await earlier;
@@ -674,3 +644,27 @@ describe.each([
     expect(await new Kind({ id, redis: direct }).acquire({ retry: { attempts: 1 } })).toBe(true);
   });
 });
+
+/**
+ * Starts a `runExclusive` of `uuid` whose work waits until `finish()`; resolves once it holds (acquiring may
+ * take longer than any fixed pause under load), with the work's signal, and the run's end as `done`.
+ */
+async function working(lock: Lock, uuid: string) {
+  let signal: AbortSignal | undefined;
+  let finish!: () => void;
+  let holds!: () => void;
+  const held = new Promise<void>((resolve) => {
+    holds = resolve;
+  });
+  const done = lock.runExclusive(
+    (given) =>
+      new Promise<void>((resolve) => {
+        signal = given;
+        finish = resolve;
+        holds();
+      }),
+    { uuid },
+  );
+  await held;
+  return { signal: () => signal as AbortSignal, finish, done };
+}

@@ -235,64 +235,38 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     expect(freeAfterScope).toBe(true);
   });
 
-  it("a run whose lease ran out ends only its own hold, not a fresh one of its uuid elsewhere", async () => {
-    const id = uniqueId("same-uuid-run-expired");
-    const uuid = crypto.randomUUID();
-    const here = new Lock({ id, redis: clients[name](), lease: 400 });
-    const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
-    let finish!: () => void;
-    const run = here.runExclusive(
-      () =>
-        new Promise<void>((resolve) => {
-          finish = resolve;
-        }),
-      { uuid },
-    );
-    await pause(900); // the run's lease ran out, here and in Redis
-    const heldElsewhere = await elsewhere.acquire({ uuid }); // a fresh hold of the uuid
-    finish();
-    await run;
-    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
-    const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
-    if (outsiderGot) await outsider.release();
-    const status = await elsewhere.getStatus();
-    await elsewhere.release();
-    expect({ heldElsewhere, outsiderGot, status }).toEqual({
-      heldElsewhere: true,
-      outsiderGot: false,
-      status: "ACQUIRED",
-    });
-  });
-
-  it("a seed a status check built after a run's lease ran out takes no share: the run's end leaves a fresh hold elsewhere", async () => {
-    // Review helper-132 (stop 49, by reading 129bd1e): the seed took the run's share, and the run's end
-    // released it, a release that names no hold: it deleted the hold another instance had taken since.
-    const id = uniqueId("same-uuid-run-seed");
-    const uuid = crypto.randomUUID();
-    const here = new Lock({ id, redis: clients[name](), lease: 400 });
-    const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
-    let finish!: () => void;
-    const run = here.runExclusive(
-      () =>
-        new Promise<void>((resolve) => {
-          finish = resolve;
-        }),
-      { uuid },
-    );
-    await pause(900); // the run's lease ran out, here and in Redis
-    expect(await here.getStatus()).toBe("FREE"); // builds a seed of the uuid
-    const heldElsewhere = await elsewhere.acquire({ uuid });
-    finish();
-    await run;
-    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
-    const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
-    if (outsiderGot) await outsider.release();
-    const status = await elsewhere.getStatus();
-    await elsewhere.release();
-    expect({ heldElsewhere, outsiderGot, status }).toEqual({
-      heldElsewhere: true,
-      outsiderGot: false,
-      status: "ACQUIRED",
-    });
-  });
+  // Review helper-132 (stop 49, by reading 129bd1e): a seed a status check built took the run's share, and
+  // the run's end released it, a release that names no hold: it deleted the hold taken elsewhere since.
+  it.each([false, true])(
+    "a run whose lease ran out ends only its own hold, not a fresh one of its uuid elsewhere (a status check between: %s)",
+    async (statusCheck) => {
+      const id = uniqueId("same-uuid-run-expired");
+      const uuid = crypto.randomUUID();
+      const here = new Lock({ id, redis: clients[name](), lease: 400 });
+      const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
+      let finish!: () => void;
+      const run = here.runExclusive(
+        () =>
+          new Promise<void>((resolve) => {
+            finish = resolve;
+          }),
+        { uuid },
+      );
+      await pause(900); // the run's lease ran out, here and in Redis
+      if (statusCheck) expect(await here.getStatus()).toBe("FREE"); // builds a seed of the uuid
+      const heldElsewhere = await elsewhere.acquire({ uuid }); // a fresh hold of the uuid
+      finish();
+      await run;
+      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
+      if (outsiderGot) await outsider.release();
+      const status = await elsewhere.getStatus();
+      await elsewhere.release();
+      expect({ heldElsewhere, outsiderGot, status }).toEqual({
+        heldElsewhere: true,
+        outsiderGot: false,
+        status: "ACQUIRED",
+      });
+    },
+  );
 });
