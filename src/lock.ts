@@ -239,8 +239,8 @@ export class Lock implements AsyncDisposable {
 
   /**
    * Ends a caller's own acquisition (`acquireOrThrow()`'s scope, `runExclusive()`): its hold, handed on to a
-   * newer lease of its uuid maybe, is released by the last caller of it to end (the instance's way when it
-   * is the current lease), never while another is still in its scope.
+   * newer lease of its uuid maybe, is released by the last caller of it to end, never while another is
+   * still in its scope.
    */
   async #end(lease: Lease): Promise<void> {
     // That lease's own hold (by its id), never any hold of the token: another process may share the uuid.
