@@ -33,6 +33,7 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
+      readonly turnSilent?: boolean | undefined; // with `here`: `error` is that caller's try's silence, not this one's
       readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone: this process stalled
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
@@ -102,8 +103,9 @@ export async function acquire({
       const here = last === HELD_HERE;
       // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
       const since = here ? erring?.since : undefined;
+      const own = why === "timeout" ? unanswered : undefined; // this caller's try, once it had the turn
       const error =
-        (why === "timeout" ? unanswered : undefined) ??
+        own ??
         (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
       const local = here || last === HELD_RELEASING;
       const reason = why === "spent" ? "held" : why;
@@ -113,6 +115,7 @@ export async function acquire({
         instances: last.failures,
         error,
         here,
+        turnSilent: (here && error && !own) || undefined,
         local,
         stalled: last === STALLED || undefined,
       };

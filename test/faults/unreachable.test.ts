@@ -160,6 +160,30 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(unhandled()).toEqual([]);
   });
 
+  // Review helper-126 (stop 49) and stop 50: a caller that waited for a holder here, whose release Redis did
+  // not answer, got the turn at that lease's end and sent its own try, which went unanswered too. Its error
+  // said "another caller of this instance was acquiring it", a caller that was gone: the silence was its own.
+  it("Redis silent after the turn passed: the caller's own unanswered try is named, after the holder here", async () => {
+    const lock = new Lock({ id: uniqueId("unreachable-own-try"), redis: wire().faulty, lease: 1_500 });
+    expect(await lock.acquire()).toBe(true);
+    wire().passThrough.faults.latency(6_000);
+    const released = lock.release().catch((error: unknown) => error);
+    const waited = await lock
+      .acquireOrThrow({ retry: { attempts: Number.POSITIVE_INFINITY, delay: 100 }, timeout: 2_500 })
+      .catch((error: unknown) => error);
+    expect(waited).toMatchObject({
+      reason: "timeout",
+      cause: { code: "LOCK_REDIS_ERROR", operation: "acquire" },
+    });
+    expect((waited as Error).message).toMatch(
+      /while another caller of this instance held it; then Redis did not answer \(no reply within \d+ ms\)$/,
+    );
+    wire().passThrough.faults.reset();
+    await released;
+    await lock.pending;
+    expect(unhandled()).toEqual([]);
+  });
+
   // Review helper-56 (2026-12-04): the error of an acquisition that had ended before the caller began was
   // still the instance's, and a caller waiting for a later, healthy turn-holder failed with it.
   it("an outage that ended before the caller began is not its error: it waited for a holder here", async () => {
