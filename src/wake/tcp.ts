@@ -98,6 +98,7 @@ export function tcpSubscriber(source: PubSubClient, ioredis: boolean): Subscribe
             enableReadyCheck: false,
             protocol: 2,
             disableClientInfo: true,
+            disconnectTimeout: 0, // closed unused: a silent peer's "close" is not worth 2 s of a live process
           });
     let shut!: () => void;
     const closed = new Promise<never>((_, reject) => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ChannelListener, SubscribeChannel } from "../../src/wake/feed";
 import { type PubSubClient, tcpSubscriber } from "../../src/wake/tcp";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { waitUntil, within } from "../faults/support/time";
+import { pause, waitUntil, within } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
 let server: RedisServerHandle;
@@ -17,18 +17,20 @@ let admin: IoRedis;
 let relay: Server;
 let relayPort: number;
 let holdReplies = false;
+let silentPeer = false; // the relay no longer ends a connection its client ends: a peer gone silent
 const relayed: Socket[] = [];
 
 beforeAll(async () => {
   server = await startRedisServer();
   admin = new IoRedis(server.port, "127.0.0.1");
-  relay = createServer((client) => {
+  relay = createServer({ allowHalfOpen: true }, (client) => {
     const toServer = connect(server.port, "127.0.0.1");
     relayed.push(client, toServer);
     const held: Buffer[] = [];
     client.on("data", (data: Buffer) => toServer.write(data));
     toServer.on("data", (data: Buffer) => (holdReplies ? held.push(data) : client.write(data)));
     for (const socket of [client, toServer]) socket.on("error", () => {});
+    client.on("end", () => (silentPeer ? undefined : client.end()));
     client.on("close", () => toServer.destroy());
     toServer.on("close", () => client.destroy());
   });
@@ -170,5 +172,38 @@ describe("ioredis: a subscriber connection that dropped", () => {
     expect(subscriber.status).toBe("end");
     expect(disconnect).not.toHaveBeenCalled();
     client.disconnect();
+  });
+
+  // Stop 50 (review helper-125's suspect): a subscriber connection let go while its peer was silent (a frozen
+  // Redis, a connection dropped without a word by a NAT) waited ioredis's disconnectTimeout, 2 s, for a
+  // "close" before destroying its socket, which kept the process alive that long after the last wait ended.
+  it("let go while its peer is silent, is destroyed at once, not kept open 2 s", async () => {
+    const client = new IoRedis(relayPort, "127.0.0.1");
+    client.on("error", () => {});
+    await client.ping();
+    const duplicates: IoRedis[] = [];
+    const duplicate = client.duplicate.bind(client);
+    client.duplicate = (options) => {
+      const made = duplicate(options);
+      duplicates.push(made);
+      return made;
+    };
+    const stop = await tcpSubscriber(client as unknown as PubSubClient, true)(
+      uniqueId("silent-peer"),
+      listener([]),
+      forever(),
+    );
+    const [subscriber] = duplicates;
+    if (!subscriber) throw new Error("no subscriber connection was opened");
+    const socket = (subscriber as unknown as { stream: Socket }).stream;
+    silentPeer = true;
+    try {
+      stop();
+      await pause(200); // far below the 2 s; a loaded machine only makes this wait longer
+      expect(socket.destroyed).toBe(true);
+    } finally {
+      silentPeer = false;
+      client.disconnect();
+    }
   });
 });
