@@ -78,7 +78,7 @@ export class LockAcquisitionError extends LockError {
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : details.stalled
-          ? "this process stalled while its try was out"
+          ? "this process stalled with its try out"
           : "";
     const why =
       details.reason === "held"

@@ -77,9 +77,11 @@ export class TokenLeases {
         // it meanwhile, then overtaken): not one that came to hold after, which the refusal says nothing of.
         const held = holding ?? (triedOn?.active ? triedOn : undefined);
         if (lease) this.add(uuid, lease);
-        // Lost only if Redis named another holder: not after a wait here (for the token's renewal in flight).
-        else if (held && outcome && !outcome.acquired && outcome.reason !== "redis-error" && !outcome.local)
-          held.lose("taken");
+        // Lost only if Redis named another holder: not after a wait here (for the token's renewal in flight),
+        // nor after a try this process stalled over (read too late, it was undone: it named nobody).
+        else if (held && outcome && !outcome.acquired && outcome.reason !== "redis-error" && !outcome.local) {
+          if (!outcome.stalled) held.lose("taken");
+        }
       } finally {
         for (const unmark of marks) unmark();
       }
