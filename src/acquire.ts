@@ -90,6 +90,10 @@ export async function acquire({
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
+  // Past a lease of only errors, Redis counts as out: no try goes, nor waits, beyond it (a client's own
+  // retries may have taken most of that lease: a try then must not have a whole lease more).
+  const outageEnd = () =>
+    erringSince !== undefined && last instanceof LockRedisError ? erringSince + lease : NEVER;
 
   // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
   // unanswered try's error is the cause, so the failure tells both.
@@ -148,7 +152,8 @@ export async function acquire({
     const abandon = () => {
       abandoned ??= undoOnceAnswered();
     };
-    const limit = Math.min(budgetEnd, useful) - sentAt;
+    const cutOff = outageEnd(); // read before this try's answer resets it
+    const limit = Math.min(budgetEnd, useful, cutOff) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
     // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound);
     // `within`'s last turn after it does so itself. Of `limit` too: timers of one length share Node's list.
@@ -184,6 +189,7 @@ export async function acquire({
       }
       if (take === TIMED_OUT || useless) {
         abandon();
+        if (take === TIMED_OUT && cutOff < Math.min(budgetEnd, useful)) return fail("spent"); // the last error
         // Cut off by the timeout sooner than the recent replies came (`slowest`), it says nothing of Redis.
         const telling = budgetEnd > useful || limit >= slowest;
         unanswered = telling ? silence("acquire", Math.max(0, limit)) : undefined;
@@ -270,7 +276,7 @@ export async function acquire({
       if (spent >= attempts || outOfTime || silent) return fail(outOfTime ? "timeout" : "spent");
       // Redis counted the pttl from between send and reply: by the reply + 1 ms (rounding) it surely expired.
       const pttl = result.kind === "held" ? result.pttl : -1;
-      const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt());
+      const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt(), outageEnd());
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
       const kind = local ? "local" : result.kind;
       const next = waiter
@@ -283,6 +289,7 @@ export async function acquire({
         : pollUntil(next.at, signal, local));
       if (granted) return { acquired: true, attempts: tries, fencingToken: undefined, ...granted };
       if (monotonicNow() >= lastTryAt()) return fail("timeout"); // a try sent now would only be undone
+      if (monotonicNow() >= outageEnd()) return fail("spent");
     }
   } finally {
     waiter?.close(abandoned);
