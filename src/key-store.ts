@@ -34,7 +34,7 @@ export function keyStore(target: StoreTarget): LockStore {
       const args: [string, ...(string | number)[]] = [token, nonce, lease];
       if (clockFloor) args.push(lease + FENCE_COUNTER_LIFETIME_MS);
       const keys = fencing ? fenced : taking;
-      const [taken, detail = -1] = await runScript(target, "acquire", script, keys, args);
+      const [taken, detail = -1] = await runScript(target, "acquire", script, keys, args, true);
       if (taken === 1)
         return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1, hold: nonce };
       return { kind: "held", pttl: detail };
@@ -50,14 +50,16 @@ export function keyStore(target: StoreTarget): LockStore {
     },
     async extend(token, amount, lease, _permit, { id, hold } = anyHold()) {
       const args = [token, id, amount, lease, hold];
-      return observation(await runScript(target, "extend", extendLock, releasing, args));
+      return observation(await runScript(target, "extend", extendLock, releasing, args, true));
     },
     async renew(token, lease, _permit, confirm = true, hold = "") {
       const args = [token, lease, confirm ? "1" : "0", hold];
-      return observation(await runScript(target, "renew", renewLock, taking, args));
+      return observation(await runScript(target, "renew", renewLock, taking, args, true));
     },
     async status(token, _lease, _permit, confirm = true) {
-      return observation(await runScript(target, "status", renewLock, taking, [token, confirm ? 0 : -1]));
+      return observation(
+        await runScript(target, "status", renewLock, taking, [token, confirm ? 0 : -1], true),
+      );
     },
   };
 }

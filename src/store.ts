@@ -127,16 +127,20 @@ export interface StoreTarget {
 /** Builds one client's store, for a lock or each quorum member; `permits`: a semaphore's permit count. */
 export type StoreMaker = ((target: StoreTarget) => LockStore) & { readonly permits?: number };
 
-/** Runs a script for integers; a failure becomes a LockRedisError without the token (a string args[0]). */
+/**
+ * Runs a script for integers (`flagged`: led by a flag, see `replyIntegers`); a failure becomes a
+ * LockRedisError without the token (a string args[0]).
+ */
 export async function runScript(
   target: Pick<StoreTarget, "lockId" | "run">,
   operation: LockOperation,
   script: LuaScript,
   keys: string[],
   args: ScriptArgument[],
+  flagged = false,
 ): Promise<number[]> {
   try {
-    return replyIntegers(await target.run(script, keys, args));
+    return replyIntegers(await target.run(script, keys, args), flagged);
   } catch (error) {
     const secret = typeof args[0] === "string" ? args[0] : undefined;
     throw new LockRedisError(target.lockId, operation, error, { refused: isRefusal(error), secret });

@@ -32,8 +32,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
     );
     if (limit === "lock-key") keys.push(key);
     else for (let permit = 1; permit <= limit; permit++) keys.push(companionKey(key, `:permit:${permit}`));
+    // Every reply but a release's is led by a flag (taken, held).
     const run = (operation: LockOperation, script: LuaScript, args: ScriptArgument[]) =>
-      runScript(target, operation, script, keys, args);
+      runScript(target, operation, script, keys, args, operation !== "release");
     const flag = fair ? "1" : "0";
     // Then now (ms; a leave's is its waiter's clock), a release's permit, lease and hold: an undo sends none.
     const release = (token: string, id: string, matching: boolean, leaving = "", ...rest: ScriptArgument[]) =>

@@ -48,9 +48,18 @@ export function normalizeReply(value: unknown): ScriptReply {
   throw new UnreadableReplyError(`Expected a script reply of integers or nil, got ${describeValue(value)}`);
 }
 
-/** A script reply as a list of integers (a single value as a list of one); anything else reads as NaN. */
-export function replyIntegers(value: ScriptReply): number[] {
-  return (Array.isArray(value) ? value : [value]).map((item) =>
-    typeof item === "number" ? item : Number.NaN,
-  );
+/**
+ * A script reply as a list of integers (a single value as a list of one). `flagged`: it starts with a flag
+ * (1 taken or held, 0 not) that a 0 follows with a detail, as every take and observation of the library's
+ * does: a reply of integers that no script returns must not read as "held by another" (or "not held").
+ * @throws {UnreadableReplyError} on an empty list, a nested list or nil in it, or a flag it lacks.
+ */
+export function replyIntegers(value: ScriptReply, flagged = false): number[] {
+  const values = Array.isArray(value) ? value : [value];
+  const [flag] = values;
+  const unflagged = flagged && flag !== 1 && (flag !== 0 || values.length < 2);
+  if (values.length === 0 || unflagged || values.some((item) => typeof item !== "number")) {
+    throw new UnreadableReplyError(`Expected a script reply of integers, got ${JSON.stringify(value)}`);
+  }
+  return values as number[];
 }

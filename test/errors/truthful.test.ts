@@ -88,6 +88,23 @@ describe("errors that tell what happened", () => {
     expect((error as LockRedisError).reason).toMatch(/^Redis answered in a form the lock cannot read/);
   });
 
+  // Review helper-134 (stop 50, 6/6): replies of integers or nil that no script returns read as contention.
+  it.each([
+    ["an empty list", []],
+    ["a lone 0", 0],
+    ["42", 42],
+    ["[7]", [7]],
+    ["[[1]]", [[1]]],
+    ["[null]", [null]],
+  ])("a reply of %s, which no script returns, is unreadable too, not a holder", async (_name, reply) => {
+    const { client, state } = switchable();
+    state.reply = reply;
+    const lock = new Lock({ id: uniqueId("reply-integers"), redis: client, lease: 2_000 });
+    const error = await lock.acquire({ retry: { attempts: 1 } }).catch((caught: unknown) => caught);
+    expect((error as LockRedisError).reason).toMatch(/^Redis answered in a form the lock cannot read/);
+    await lock.pending;
+  });
+
   it("a long client message cut short keeps no piece of the token", async () => {
     // A client whose error quotes the request's arguments after a long text (as proxies and wrappers do):
     // the message was cut to 200 characters before the token was taken out, leaving its first part.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeReply, replyIntegers } from "../../../src/redis/reply";
+import { normalizeReply, replyIntegers, UnreadableReplyError } from "../../../src/redis/reply";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -45,9 +45,34 @@ describe("normalizeReply", () => {
 });
 
 describe("replyIntegers", () => {
-  it("reads a normalised reply as integers, a single value as a list of one, anything else as NaN", () => {
+  it("reads a normalised reply as integers, a single value as a list of one", () => {
     expect(replyIntegers(normalizeReply([1, 2n, "3", Buffer.from("4")]))).toEqual([1, 2, 3, 4]);
     expect(replyIntegers(1)).toEqual([1]);
-    expect(replyIntegers([null, [1]])).toEqual([Number.NaN, Number.NaN]);
+  });
+
+  // Review helper-134 (stop 50): such replies read as "held by another owner" (6/6), an outage as contention.
+  it.each([
+    ["an empty list", []],
+    ["nil in a list", [null]],
+    ["a nested list", [[1]]],
+    ["nil", null],
+  ])("refuses %s as unreadable", (_name, value) => {
+    expect(() => replyIntegers(value)).toThrow(UnreadableReplyError);
+  });
+
+  it.each([
+    ["a lone 0", 0],
+    ["a flag of 42", 42],
+    ["a flag of 7 in a list", [7]],
+    ["a 0 with no detail", [0]],
+  ])("refuses %s where a flag leads the reply", (_name, value) => {
+    expect(replyIntegers(value)).toEqual(Array.isArray(value) ? value : [value]);
+    expect(() => replyIntegers(value, true)).toThrow(UnreadableReplyError);
+  });
+
+  it("reads every flagged shape the scripts return", () => {
+    for (const reply of [[1], [1, 7], [0, 0], [0, -2], [1, 3, 9], [0, -1, 0, 0]]) {
+      expect(replyIntegers(reply, true)).toEqual(reply);
+    }
   });
 });
