@@ -79,6 +79,13 @@ function hasMessage(error: unknown): error is Error {
   return error instanceof Error || typeof (error as { message?: unknown } | null)?.message === "string";
 }
 
+const SHORT_TOKEN = 8; // characters: a shorter token is likely part of words, and no secret anyway
+
+/** `text` without `secret`: everywhere; a short one (a uuid of "a") only where no letter or digit adjoins it. */
 function scrub(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join("<token>") : text;
+  if (!secret) return text;
+  if (secret.length >= SHORT_TOKEN) return text.split(secret).join("<token>");
+  const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  // No lookbehind: older Safari lacks it, and this runs while an error is being made.
+  return text.replace(new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}(?=[^\\p{L}\\p{N}]|$)`, "gu"), "$1<token>");
 }

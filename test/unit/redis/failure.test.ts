@@ -23,6 +23,18 @@ describe("summarize", () => {
     expect(summarize(new Error(`first line ${TOKEN}\nsecond`), TOKEN)).toBe("first line <token>");
     expect(summarize("x".repeat(500))).toHaveLength(200);
   });
+
+  // Review helper-134 (stop 50): a uuid of "a" made a READONLY error read "You c<token>n't write <token>g<token>inst".
+  it("takes a short token out where it stands alone, not out of the words it is part of", () => {
+    const readOnly = new Error(`READONLY You can't write against a read only replica. args=["a","x-a",9]`);
+    expect(summarize(readOnly, "a")).toBe(
+      // The article is the token too, as far as anyone can tell: taken out, on the safe side.
+      `READONLY You can't write against <token> read only replica. args=["<token>","x-<token>",9]`,
+    );
+    expect(summarize(new Error(`ERR for ${TOKEN}: ${TOKEN}x x${TOKEN}`), TOKEN)).toBe(
+      "ERR for <token>: <token>x x<token>",
+    );
+  });
 });
 
 describe("isRefusal", () => {
