@@ -144,27 +144,33 @@ describe.each(kinds)("%s", (_name, ioredis, make) => {
 // Found by a review (2026-12-02): ioredis's disconnect() on a connection that already closed waits 2 s for a
 // "close" event that came before destroying it, on a timer that keeps the process alive; and a duplicate
 // left to ioredis's retryStrategy would reconnect, only to be closed, as the next wait opens a fresh one.
+/** An ioredis client through the relay, subscribed to a fresh channel: its subscriber duplicate too. */
+async function subscribedThroughRelay(label: string, log: string[]) {
+  const client = new IoRedis(relayPort, "127.0.0.1");
+  client.on("error", () => {});
+  await client.ping();
+  const duplicates: IoRedis[] = [];
+  const duplicate = client.duplicate.bind(client);
+  client.duplicate = (options) => {
+    const made = duplicate(options);
+    duplicates.push(made);
+    return made;
+  };
+  const stop = await tcpSubscriber(client as unknown as PubSubClient, true)(
+    uniqueId(label),
+    listener(log),
+    forever(),
+  );
+  const [subscriber] = duplicates;
+  if (!subscriber) throw new Error("no subscriber connection was opened");
+  return { client, subscriber, stop };
+}
+
 describe("ioredis: a subscriber connection that dropped", () => {
   it("is left ended: not reconnected, nor disconnected again", async () => {
-    const client = new IoRedis(relayPort, "127.0.0.1");
-    client.on("error", () => {});
-    await client.ping();
-    const duplicates: IoRedis[] = [];
-    const duplicate = client.duplicate.bind(client);
-    client.duplicate = (options) => {
-      const made = duplicate(options);
-      duplicates.push(made);
-      return made;
-    };
     const sockets = relayed.length;
     const log: string[] = [];
-    const stop = await tcpSubscriber(client as unknown as PubSubClient, true)(
-      uniqueId("dropped"),
-      listener(log),
-      forever(),
-    );
-    const [subscriber] = duplicates;
-    if (!subscriber) throw new Error("no subscriber connection was opened");
+    const { client, subscriber, stop } = await subscribedThroughRelay("dropped", log);
     const disconnect = vi.spyOn(subscriber, "disconnect");
     for (const socket of relayed.slice(sockets)) socket.destroy();
     await waitUntil(() => log.includes("ended"), "the drop heard");
@@ -178,23 +184,7 @@ describe("ioredis: a subscriber connection that dropped", () => {
   // Redis, a connection dropped without a word by a NAT) waited ioredis's disconnectTimeout, 2 s, for a
   // "close" before destroying its socket, which kept the process alive that long after the last wait ended.
   it("let go while its peer is silent, is destroyed at once, not kept open 2 s", async () => {
-    const client = new IoRedis(relayPort, "127.0.0.1");
-    client.on("error", () => {});
-    await client.ping();
-    const duplicates: IoRedis[] = [];
-    const duplicate = client.duplicate.bind(client);
-    client.duplicate = (options) => {
-      const made = duplicate(options);
-      duplicates.push(made);
-      return made;
-    };
-    const stop = await tcpSubscriber(client as unknown as PubSubClient, true)(
-      uniqueId("silent-peer"),
-      listener([]),
-      forever(),
-    );
-    const [subscriber] = duplicates;
-    if (!subscriber) throw new Error("no subscriber connection was opened");
+    const { client, subscriber, stop } = await subscribedThroughRelay("silent-peer", []);
     const socket = (subscriber as unknown as { stream: Socket }).stream;
     silentPeer = true;
     try {
