@@ -33,7 +33,6 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
-      readonly turnSilent?: boolean | undefined; // with `here`: `error` is that caller's try's silence, not this one's
       readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone: this process stalled
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
@@ -90,10 +89,6 @@ export async function acquire({
   let turnTaken = !turn;
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
-  // Past a lease of only errors, Redis counts as out: no try goes, nor waits, beyond it (a client's own
-  // retries may have taken most of that lease: a try then must not have a whole lease more).
-  const outageEnd = () =>
-    erringSince !== undefined && last instanceof LockRedisError ? erringSince + lease : NEVER;
 
   // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
   // unanswered try's error is the cause, so the failure tells both.
@@ -107,9 +102,8 @@ export async function acquire({
       const here = last === HELD_HERE;
       // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
       const since = here ? erring?.since : undefined;
-      const own = why === "timeout" ? unanswered : undefined; // this caller's try, once it had the turn
       const error =
-        own ??
+        (why === "timeout" ? unanswered : undefined) ??
         (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
       const local = here || last === HELD_RELEASING;
       const reason = why === "spent" ? "held" : why;
@@ -119,7 +113,6 @@ export async function acquire({
         instances: last.failures,
         error,
         here,
-        turnSilent: (here && error && !own) || undefined,
         local,
         stalled: last === STALLED || undefined,
       };
@@ -152,8 +145,7 @@ export async function acquire({
     const abandon = () => {
       abandoned ??= undoOnceAnswered();
     };
-    const cutOff = outageEnd(); // read before this try's answer resets it
-    const limit = Math.min(budgetEnd, useful, cutOff) - sentAt;
+    const limit = Math.min(budgetEnd, useful) - sentAt;
     let won = false; // a try that took the lock stays marked until its lease is registered
     // The caller's wait keeps the process alive, until it ends (an abort ends it before the reply's bound);
     // `within`'s last turn after it does so itself. Of `limit` too: timers of one length share Node's list.
@@ -189,7 +181,6 @@ export async function acquire({
       }
       if (take === TIMED_OUT || useless) {
         abandon();
-        if (take === TIMED_OUT && cutOff < Math.min(budgetEnd, useful)) return fail("spent"); // the last error
         // Cut off by the timeout sooner than the recent replies came (`slowest`), it says nothing of Redis.
         const telling = budgetEnd > useful || limit >= slowest;
         unanswered = telling ? silence("acquire", Math.max(0, limit)) : undefined;
@@ -226,6 +217,9 @@ export async function acquire({
       const turnEnds = turnTaken || releasing ? undefined : turn?.();
       const local = releasing ?? turnEnds;
       turnTaken ||= !local;
+      // Once this caller sends, a wait here (for the turn, or a release of its uuid) tells nothing of Redis:
+      // its own tries' answers, or their silence, decide how it fails.
+      if (!local && (last === HELD_HERE || last === HELD_RELEASING)) last = undefined;
       const holdsTurn = erring && turn && !local;
       if (holdsTurn) erring.since = sentAt;
       const result = local
@@ -276,7 +270,7 @@ export async function acquire({
       if (spent >= attempts || outOfTime || silent) return fail(outOfTime ? "timeout" : "spent");
       // Redis counted the pttl from between send and reply: by the reply + 1 ms (rounding) it surely expired.
       const pttl = result.kind === "held" ? result.pttl : -1;
-      const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt(), outageEnd());
+      const cap = Math.min(pttl >= 0 ? now + pttl + 1 : NEVER, lastTryAt());
       const planned = Math.min(now + backoffDelay(tries, backoff), cap);
       const kind = local ? "local" : result.kind;
       const next = waiter
@@ -289,7 +283,6 @@ export async function acquire({
         : pollUntil(next.at, signal, local));
       if (granted) return { acquired: true, attempts: tries, fencingToken: undefined, ...granted };
       if (monotonicNow() >= lastTryAt()) return fail("timeout"); // a try sent now would only be undone
-      if (monotonicNow() >= outageEnd()) return fail("spent");
     }
   } finally {
     waiter?.close(abandoned);

@@ -28,21 +28,22 @@ function stall(ms: number): void {
 }
 
 /**
- * A client whose next request, once armed, is followed by a stall of 600 ms, past its lease, before its answer
- * can be read: right after the client was handed the command (ioredis writes it then; fetch a tick later).
+ * A client whose next request, once armed (with `needle`: the next whose arguments name it), is followed by a
+ * stall of 600 ms, past its lease, before its answer can be read: right after the client was handed the
+ * command (ioredis writes it then; fetch a tick later).
  */
 function stallingClient(name: "ioredis" | "upstash"): {
   redis: RedisClient;
-  armed: <T>(next: () => Promise<T>) => Promise<T>;
+  armed: <T>(next: () => Promise<T>, needle?: string) => Promise<T>;
 } {
-  let arm = false;
-  const stallOnce = () => {
-    if (!arm) return;
-    arm = false;
+  let arm: string | undefined;
+  const stallOnce = (args: unknown) => {
+    if (arm === undefined || !JSON.stringify(args).includes(arm)) return;
+    arm = undefined;
     stall(600);
   };
-  const armed = <T>(next: () => Promise<T>) => {
-    arm = true;
+  const armed = <T>(next: () => Promise<T>, needle = "") => {
+    arm = needle;
     return next();
   };
   if (name === "upstash") {
@@ -52,7 +53,7 @@ function stallingClient(name: "ioredis" | "upstash"): {
     const request = http.request.bind(http);
     http.request = (...args) => {
       const answer = request(...args);
-      stallOnce();
+      stallOnce(args);
       return answer;
     };
     return { redis, armed };
@@ -61,7 +62,7 @@ function stallingClient(name: "ioredis" | "upstash"): {
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (...args: Parameters<IoRedis["sendCommand"]>) => {
     const sent = send(...args);
-    stallOnce();
+    stallOnce(args[0].args);
     return sent;
   };
   return { redis, armed };
@@ -123,5 +124,26 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     const aborted = lease.signal.aborted;
     await lease.release().catch(() => false);
     expect({ again, aborted }).toEqual({ again: undefined, aborted: false });
+  });
+
+  // Review helper-135 (stop 50, 3/3): a caller that waited for a holder here, then had the turn and stalled
+  // over its own try, was told "another caller of this instance held it or was acquiring it".
+  it("a caller that had the turn here and then stalled over its own try is told it stalled", async () => {
+    const { redis, armed } = stallingClient(name);
+    const lock = new Lock({ id: uniqueId("stalled-after-turn"), redis, lease: 3_000 });
+    expect(await lock.acquire()).toBe(true);
+    const uuid = crypto.randomUUID();
+    const waiting = armed(
+      () => lock.acquireOrThrow({ uuid, lease: 200, timeout: 500 }).catch((error: Error) => error),
+      uuid,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await lock.release()).toBe(true);
+    const failure = await waiting;
+    await lock.release().catch(() => false);
+    expect(failure).toMatchObject({ reason: "timeout" });
+    expect((failure as Error).message).toMatch(
+      /the timeout ran out while this process stalled with its try out$/,
+    );
   });
 });

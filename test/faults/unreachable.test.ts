@@ -2,7 +2,7 @@
 // lock, so the signal must abort by the local deadline; and nothing may hang or go unhandled.
 // A private stack, because these tests stop Redis.
 import { describe, expect, it, vi } from "vitest";
-import { Lock, LockLostError } from "../../src/index";
+import { Lock, LockLostError, LockRedisError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { releasedAfterTest } from "./support/cleanup";
 import { usePrivateStack, useWire } from "./support/endpoints";
@@ -160,29 +160,44 @@ describe("Redis unreachable while many callers share one Lock", () => {
     expect(unhandled()).toEqual([]);
   });
 
-  // Review helper-126 (stop 49) and stop 50: a caller that waited for a holder here, whose release Redis did
-  // not answer, got the turn at that lease's end and sent its own try, which went unanswered too. Its error
-  // said "another caller of this instance was acquiring it", a caller that was gone: the silence was its own.
-  it("Redis silent after the turn passed: the caller's own unanswered try is named, after the holder here", async () => {
-    const lock = new Lock({ id: uniqueId("unreachable-own-try"), redis: wire().faulty, lease: 1_500 });
-    expect(await lock.acquire()).toBe(true);
-    wire().passThrough.faults.latency(6_000);
-    const released = lock.release().catch((error: unknown) => error);
-    const waited = await lock
-      .acquireOrThrow({ retry: { attempts: Number.POSITIVE_INFINITY, delay: 100 }, timeout: 2_500 })
-      .catch((error: unknown) => error);
-    expect(waited).toMatchObject({
-      reason: "timeout",
-      cause: { code: "LOCK_REDIS_ERROR", operation: "acquire" },
-    });
-    expect((waited as Error).message).toMatch(
-      /while another caller of this instance held it; then Redis did not answer \(no reply within \d+ ms\)$/,
-    );
-    wire().passThrough.faults.reset();
-    await released;
-    await lock.pending;
-    expect(unhandled()).toEqual([]);
-  });
+  // Review helper-126 (stop 49), and helper-135 (stop 50, 3/3 each): a caller that waited for another caller
+  // here, then sent its own try that Redis left unanswered until its timeout, was told of that other caller:
+  // "another caller of this instance was acquiring it" (a caller gone, its release unanswered), or that
+  // caller's own 503 as "redis-error", and plain acquire() threw that 503. Once a caller sends, a wait here
+  // tells nothing of Redis: its own try's silence is the failure, as for a caller that never waited.
+  it.each([
+    ["a holder here whose release Redis left unanswered", "release", "acquireOrThrow"],
+    ["a holder here whose release Redis left unanswered", "release", "acquire"],
+    ["a caller here whose try failed (503)", "503", "acquireOrThrow"],
+    ["a caller here whose try failed (503)", "503", "acquire"],
+  ] as const)(
+    "after waiting for %s, a caller's own unanswered try is its failure (%s, %s)",
+    async (_name, before, method) => {
+      // The timeout, not the try's lease, cuts the own try off: it ends before that try's lease would.
+      const [lease, timeout] = before === "release" ? [1_500, 2_500] : [3_000, 1_500];
+      const lock = new Lock({ id: uniqueId("unreachable-own-try"), redis: wire().faulty, lease });
+      const faults = wire().passThrough.faults;
+      let other: Promise<unknown>;
+      if (before === "release") {
+        expect(await lock.acquire()).toBe(true);
+        faults.latency(6_000);
+        other = lock.release().catch((error: unknown) => error);
+      } else {
+        faults.status5xx(1);
+        faults.latency(6_000);
+        other = lock.acquire({ retry: { attempts: 1 } }).catch((error: unknown) => error);
+      }
+      const config = { retry: { attempts: Number.POSITIVE_INFINITY, delay: 100 }, timeout };
+      const failure = await lock[method](config).catch((error: unknown) => error);
+      if (method === "acquire") expect(failure).toBeInstanceOf(LockRedisError);
+      else expect(failure).toMatchObject({ reason: "redis-error", cause: { operation: "acquire" } });
+      expect((failure as Error).message).toMatch(/Redis did not answer \(no reply within \d+ ms\)$/);
+      faults.reset();
+      await other;
+      await lock.pending;
+      expect(unhandled()).toEqual([]);
+    },
+  );
 
   // Review helper-56 (2026-12-04): the error of an acquisition that had ended before the caller began was
   // still the instance's, and a caller waiting for a later, healthy turn-holder failed with it.
