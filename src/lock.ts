@@ -39,6 +39,7 @@ export class Lock implements AsyncDisposable {
   readonly #owner: Owner;
   #lease: Lease | undefined; // the last acquired (or seeded) lease, kept once ended so calls on it answer
   #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
+  #seeded: Lease | undefined; // the last lease `#seed` made: it names no hold, so acts on any of its token
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
   // See AcquisitionContext; a failed release that keeps the turn is the turn's own.
@@ -89,20 +90,22 @@ export class Lock implements AsyncDisposable {
     };
     this.#claimSeeded = claim;
     this.#lease = lease;
+    this.#seeded = lease;
     this.#chosen = token;
     tokens.add(token, lease);
     return lease;
   }
 
   /**
-   * The lease calls act on. One of a chosen token that was lost (Redis found it held by none or another, or
-   * its deadline passed) makes way for a fresh one, which asks Redis again, as 0.2 did: the token may hold
-   * again (taken, or extended, elsewhere). One released here does not: a second release (`await using` after
-   * `release()`) would end that token's newer hold.
+   * The lease calls act on. A seed that was lost (Redis found it held by none or another, or its deadline
+   * passed) makes way for a fresh one, which asks Redis again, as 0.2 did: the token may hold again (taken,
+   * or extended, elsewhere). Not one released here (a second release would end that token's newer hold), nor
+   * a lease acquired here: it names its hold, and a newer hold of its uuid (a re-run of the job elsewhere)
+   * is not its to end.
    */
   #current(): Lease | undefined {
     const lease = this.#lease;
-    const renew = lease?.lost === true && !lease.released && this.#chosen !== undefined;
+    const renew = lease !== undefined && lease === this.#seeded && lease.lost && !lease.released;
     return renew ? this.#seed(this.#chosen as string) : lease;
   }
 

@@ -166,8 +166,8 @@ describe.each(KINDS)(
       return { id, uuid, held, confirming, next, other, key: a.key };
     }
 
-    // One call each: an instance whose lease of a chosen uuid was found lost acts by the token from then
-    // on (lock.ts `#current`), so a release after the refused extend ends any hold of the uuid, as in 0.2.
+    // One call each, as they were written when an instance whose acquired lease of a uuid was found lost
+    // acted by the token from then on; it names its hold still (lock.ts `#current`).
     it.each(["extend", "release"] as const)(
       "names nothing on a newer hold of its uuid: its lease's %s is refused there",
       async (call) => {

@@ -381,10 +381,7 @@ async function runSchedule(kind: Kind, seed: number, stepsWanted: number): Promi
           } else if (result) {
             if (!h.named) h.believes = true;
           } else {
-            h.believes = false;
-            // A Lock whose lease of a chosen uuid was found lost acts by the token from then on, as 0.2
-            // did (src/lock.ts #current): its later calls may end or extend a newer hold of that uuid.
-            if (kind !== "Semaphore" && h.uuid !== undefined) h.named = false;
+            h.believes = false; // a lease acquired here still names its hold, lost or not (src/lock.ts #current)
           }
           if (verb !== "many") break;
         }
@@ -474,8 +471,8 @@ describe("a late copy of a confirming try", () => {
     await direct.del(id);
   });
 
-  // Only extend OR release: once its extend found the lease lost, b acts by its token (src/lock.ts #current),
-  // and its release may then end n's hold of the same uuid, as documented.
+  // Only extend OR release: each is the stale lease's own; lost, it still names its hold (src/lock.ts
+  // #current), so neither acts on n's hold of the same uuid.
   it("does not name a newer hold of its uuid: the stale lease's release acts on nothing", async () => {
     const { id, direct, b, n } = await newerHold("random-late-confirm-release");
     expect(await b.release()).toBe(false);
