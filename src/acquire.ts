@@ -33,6 +33,7 @@ export type Outcome =
       readonly error?: LockRedisError | undefined;
       readonly instances?: readonly InstanceFailure[] | undefined; // with a quorum: failed in the last try
       readonly here?: boolean | undefined; // the holder was another caller of this instance, waited for here
+      readonly turnSilent?: boolean | undefined; // with `here`: `error` is that caller's try's silence, not this one's
       readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone: this process stalled
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
     };
@@ -95,16 +96,17 @@ export async function acquire({
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
     // Waited here while Redis failed the turn's tries (an error of before this wait belongs to an earlier
-    // one), or while a failed release keeps the turn.
-    if (last === HELD_HERE && erring)
+    // one), or while a failed release keeps the turn: not once this caller had the turn (its own try follows).
+    if (last === HELD_HERE && erring && !turnTaken)
       last = erring.release?.() ?? (erring.error && erring.at >= started ? erring.error : last);
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const here = last === HELD_HERE;
-      // The turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
-      const since = here ? erring?.since : undefined;
-      const error =
-        (why === "timeout" ? unanswered : undefined) ??
-        (since !== undefined && since <= started ? silence("acquire", monotonicNow() - since) : undefined);
+      // Its own try, sent once it had the turn, cut off by the timeout: as after a "held" answer.
+      const own = why === "timeout" ? unanswered : undefined;
+      // Else the turn's try was unanswered all the while this caller waited: Redis said nothing it could see.
+      const since = here && !own ? erring?.since : undefined;
+      const turnSilent = since !== undefined && since <= started;
+      const error = own ?? (turnSilent ? silence("acquire", monotonicNow() - (since as number)) : undefined);
       const local = here || last === HELD_RELEASING;
       const reason = why === "spent" ? "held" : why;
       return {
@@ -113,6 +115,7 @@ export async function acquire({
         instances: last.failures,
         error,
         here,
+        turnSilent: (here && turnSilent) || undefined,
         local,
         stalled: last === STALLED || undefined,
       };
@@ -217,9 +220,6 @@ export async function acquire({
       const turnEnds = turnTaken || releasing ? undefined : turn?.();
       const local = releasing ?? turnEnds;
       turnTaken ||= !local;
-      // Once this caller sends, a wait here (for the turn, or a release of its uuid) tells nothing of Redis:
-      // its own tries' answers, or their silence, decide how it fails.
-      if (!local && (last === HELD_HERE || last === HELD_RELEASING)) last = undefined;
       const holdsTurn = erring && turn && !local;
       if (holdsTurn) erring.since = sentAt;
       const result = local
@@ -240,7 +240,8 @@ export async function acquire({
       }
       if (result === STALLED) {
         spent -= 1;
-        last ??= result; // a timeout that ran out in the stall is no outage
+        // A timeout that ran out in the stall is no outage; a wait here before it says nothing of this try.
+        if (last === undefined || last === HELD_HERE || last === HELD_RELEASING) last = result;
         if (now >= lastTryAt()) return fail("timeout");
         if (signal?.aborted) throw signal.reason; // sent again at once, with no wait that would see it
         continue;

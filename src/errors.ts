@@ -60,6 +60,8 @@ export class LockAcquisitionError extends LockError {
       error?: LockRedisError | undefined;
       /** The holder was another caller of this instance, waited for here: nothing was asked of Redis. */
       here?: boolean | undefined;
+      /** With `here`: `error` is the silence of that caller's try, not of one this call sent after it. */
+      turnSilent?: boolean | undefined;
       /** The last wait was here, nothing asked of Redis: without `here`, for a request of the same uuid. */
       local?: boolean | undefined;
       /** This process stalled while its last try was out (read too late, or maybe never sent): it was undone. */
@@ -69,7 +71,9 @@ export class LockAcquisitionError extends LockError {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
     const holder = details.here
       ? details.error
-        ? `another caller of this instance was acquiring it, and ${details.error.reason}`
+        ? details.turnSilent
+          ? `another caller of this instance was acquiring it, and ${details.error.reason}`
+          : `another caller of this instance held it or was acquiring it; then ${details.error.reason}`
         : "another caller of this instance held it or was acquiring it"
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"

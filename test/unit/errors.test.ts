@@ -29,9 +29,24 @@ describe("LockAcquisitionError", () => {
 
   it("names Redis's silence when that caller's try went unanswered all the while, as the cause", () => {
     const silence = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 310));
-    const error = new LockAcquisitionError("job", { ...base, reason: "held", here: true, error: silence });
+    const error = new LockAcquisitionError("job", {
+      ...base,
+      reason: "held",
+      here: true,
+      turnSilent: true,
+      error: silence,
+    });
     expect(error.message).toBe(
       'Could not acquire lock "job" after 3 attempts in 205 ms: another caller of this instance was acquiring it, and Redis did not answer (no reply within 310 ms)',
+    );
+    expect(error.cause).toBe(silence);
+  });
+
+  it("names this call's own try, sent once it had the turn and cut off by the timeout, after that caller", () => {
+    const silence = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 310));
+    const error = new LockAcquisitionError("job", { ...base, reason: "timeout", here: true, error: silence });
+    expect(error.message).toBe(
+      'Could not acquire lock "job" after 3 attempts in 205 ms: the timeout ran out while another caller of this instance held it or was acquiring it; then Redis did not answer (no reply within 310 ms)',
     );
     expect(error.cause).toBe(silence);
   });
