@@ -349,7 +349,7 @@ export class Lease implements AsyncDisposable {
   /**
    * @internal Hands the hold to `successor`, a newer lease of this token here: this ends with no request or
    * loss, its `release()` sends nothing (it would end the successor's hold); lost ("taken") when that ends,
-   * which the successor then watches for (its deadline too), whatever its own options.
+   * if it held, which the successor then watches for (its deadline too), whatever its own options.
    */
   retire(successor: Lease): void {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
@@ -365,7 +365,9 @@ export class Lease implements AsyncDisposable {
     this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
-    successor.#followers.push(...followers, () => this.#reportLoss("taken"));
+    // A seed that never held loses nothing: its `onLost` (the instance's) is the successor's already.
+    if (this.#confirmed) followers.push(() => this.#reportLoss("taken"));
+    successor.#followers.push(...followers);
     successor.#watch();
   }
 

@@ -94,3 +94,23 @@ describe("a seeded Lock that holds, then acquire() on the same instance", () => 
     });
   });
 });
+
+// Review helper-137 (stop 50, 6/6): a seed never confirmed, taken over by an acquire of its uuid on the same
+// instance, was reported lost too when that lease was lost, through the same onLost: ["taken", "expired"]
+// for one lease run out, ["taken", "taken"] for one taken. A seed that never held loses nothing.
+describe("a seeded Lock that acquires its own uuid, then loses that lease", () => {
+  it.each(["expired", "taken"] as const)("calls onLost once, with the loss's reason (%s)", async (loss) => {
+    const id = uniqueId("seeded-acquired-lost");
+    const uuid = crypto.randomUUID();
+    const reasons: string[] = [];
+    const onLost = (error: { reason: string }) => reasons.push(error.reason);
+    const lock = new Lock({ id, redis: wire().direct, lease: 800, onLost, uuid });
+    expect(await lock.acquire({ uuid, autoExtend: loss === "taken" })).toBe(true);
+    if (loss === "taken") await wire().direct.set(id, "someone-else");
+    await waitUntil(() => lock.signal.aborted, "the loss");
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a second report would come by now
+    await lock.release();
+    await wire().direct.del(id);
+    expect(reasons).toEqual([loss]);
+  });
+});
