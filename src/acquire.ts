@@ -220,6 +220,9 @@ export async function acquire({
       const turnEnds = turnTaken || releasing ? undefined : turn?.();
       const local = releasing ?? turnEnds;
       turnTaken ||= !local;
+      // A wait for a request of this token here counts only while that request is unanswered: it was (the
+      // wait ended), so this try's own answer, or silence, decides. (A wait for the turn stays a "held".)
+      if (!local && last === HELD_RELEASING) last = undefined;
       const holdsTurn = erring && turn && !local;
       if (holdsTurn) erring.since = sentAt;
       const result = local

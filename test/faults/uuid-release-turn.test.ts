@@ -29,3 +29,28 @@ describe("same-uuid acquire while that uuid's release is in flight on a shared L
     expect({ bGot, requests }).toEqual({ bGot: true, requests: 1 });
   });
 });
+
+// Review helper-139 (stop 50, by reading): once the release it waited for was answered, a same-uuid caller's
+// own try, cut off by its timeout, was told "a release, renewal or extend of this uuid here was still
+// unanswered": false (it was answered), and `timeout`, as if the lock had been held, where nothing
+// contended. Its own try's silence is its failure, as for a caller that never waited.
+describe("same-uuid acquire whose own try goes unanswered after the release it waited for", () => {
+  it("fails as Redis's silence, not as an unanswered release", async () => {
+    const id = uniqueId("uuid-turn-silent");
+    const uuid = crypto.randomUUID();
+    const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
+    expect(await lock.acquire({ uuid })).toBe(true);
+    const { faults } = wire().passThrough;
+    faults.delayRepliesNext(1, 300);
+    const sent = wire().requests();
+    const releasing = lock.release();
+    await waitUntil(() => wire().requests() > sent, "the release to reach the wire");
+    faults.latency(3_000); // what comes after the release: the caller's own try
+    const failure = await lock.acquireOrThrow({ uuid, timeout: 800 }).catch((error: Error) => error);
+    expect(await releasing).toBe(true);
+    faults.reset();
+    await lock.pending;
+    expect(failure).toMatchObject({ reason: "redis-error", cause: { operation: "acquire" } });
+    expect((failure as Error).message).toMatch(/Redis did not answer \(no reply within \d+ ms\)$/);
+  });
+});
