@@ -365,9 +365,9 @@ export class Lease implements AsyncDisposable {
     this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
-    // A seed that never held loses nothing: its `onLost` (the instance's) is the successor's already.
-    if (this.#confirmed) followers.push(() => this.#reportLoss("taken"));
-    successor.#followers.push(...followers);
+    // A seed that never held tells `onLost` nothing (the instance's, the successor's already): its signal
+    // aborts, for a caller its late "held" answer told the hold was there.
+    successor.#followers.push(...followers, () => this.#reportLoss("taken", this.#confirmed));
     successor.#watch();
   }
 
@@ -437,11 +437,12 @@ export class Lease implements AsyncDisposable {
     this.#reportLoss(reason);
   }
 
-  #reportLoss(reason: LockLossReason): void {
+  #reportLoss(reason: LockLossReason, tell = true): void {
     if (this.#lossReason !== undefined) return;
     this.#lossReason = reason;
     const error = this.#lossError();
     this.#controller?.abort(error);
+    if (!tell) return;
     try {
       const result: unknown = this.#c.onLost?.(error);
       if (result instanceof Promise) result.catch(() => {}); // an async handler's rejection stays handled

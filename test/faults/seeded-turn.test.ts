@@ -3,7 +3,7 @@
 // getStatus() says ACQUIRED (signal live, remainingMs > 0); that hold took no turn: a later acquire() on the
 // same instance went to Redis, met its own instance's token, and reported another owner.
 import { describe, expect, it } from "vitest";
-import { Lock, LockAcquisitionError } from "../../src/index";
+import { Lock, LockAcquisitionError, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
 import { waitUntil } from "./support/time";
@@ -112,5 +112,39 @@ describe("a seeded Lock that acquires its own uuid, then loses that lease", () =
     await lock.release();
     await wire().direct.del(id);
     expect(reasons).toEqual([loss]);
+  });
+});
+
+// Review helper-139 (stop 50, by reading): a Semaphore's `permit(uuid)` handle whose getStatus() was in
+// flight when an acquire of that uuid here took the hold over answered "ACQUIRED"; its signal must still
+// abort once that hold ends, as a retired lease's does, though it tells onLost nothing (it never held).
+describe("a permit(uuid) handle answered ACQUIRED after an acquire here took its uuid over", () => {
+  it("has its signal aborted when that hold is lost, and onLost is called once, by the holder", async () => {
+    const id = uniqueId("permit-handle-retired");
+    const uuid = crypto.randomUUID();
+    const reasons: string[] = [];
+    const semaphore = new Semaphore({
+      id,
+      redis: wire().faulty,
+      limit: 1,
+      lease: 1_000,
+      onLost: (error) => reasons.push(error.reason),
+    });
+    const owner = new Semaphore({ id, redis: wire().direct, limit: 1, lease: 5_000 });
+    const seeded = await owner.acquire({ uuid });
+    const handle = semaphore.permit(uuid);
+    const sent = wire().requests();
+    const acquiring = semaphore.acquire({ uuid, autoExtend: true });
+    await waitUntil(() => wire().requests() > sent, "the acquire's try to reach the wire");
+    wire().passThrough.faults.delayRepliesNext(1, 300); // the handle's status, answered after the try
+    const status = handle.getStatus();
+    const lease = await acquiring;
+    expect(await status).toBe("ACQUIRED");
+    const { signal } = handle;
+    await seeded?.release(); // the hold ends under the acquired lease: its renewal finds it gone
+    await waitUntil(() => signal.aborted, "the handle's signal aborted");
+    await waitUntil(() => reasons.length > 0, "onLost");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect({ reasons, lost: lease?.signal.aborted }).toEqual({ reasons: ["taken"], lost: true });
   });
 });
