@@ -96,9 +96,13 @@ export async function acquire({
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
     const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
     // Waited here while Redis failed the turn's tries (an error of before this wait belongs to an earlier
-    // one), or while a failed release keeps the turn: not once this caller had the turn (its own try follows).
-    if (last === HELD_HERE && erring && !turnTaken)
-      last = erring.release?.() ?? (erring.error && erring.at >= started ? erring.error : last);
+    // one), or while a failed release keeps the turn: an outage, told by this caller's own try's silence if
+    // it had the turn since and sent one that went unanswered (another caller's error is that caller's).
+    const turnError =
+      last === HELD_HERE && erring
+        ? (erring.release?.() ?? (erring.error && erring.at >= started ? erring.error : undefined))
+        : undefined;
+    if (turnError) last = (turnTaken && unanswered) || turnError;
     if (last && !(last instanceof LockRedisError) && (why === "timeout" || why === "spent")) {
       const here = last === HELD_HERE;
       // Its own try, sent once it had the turn, cut off by the timeout: as after a "held" answer.
