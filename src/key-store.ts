@@ -56,10 +56,9 @@ export function keyStore(target: StoreTarget): LockStore {
       const args = [token, lease, confirm ? "1" : "0", hold];
       return observation(await runScript(target, "renew", renewLock, taking, args, true));
     },
-    async status(token, _lease, _permit, confirm = true) {
-      return observation(
-        await runScript(target, "status", renewLock, taking, [token, confirm ? 0 : -1], true),
-      );
+    async status(token, _lease, _permit, confirm = true, hold = "") {
+      const args = [token, confirm ? 0 : -1, "1", hold];
+      return observation(await runScript(target, "status", renewLock, taking, args, true));
     },
   };
 }

@@ -308,7 +308,7 @@ export class Lease implements AsyncDisposable {
     // A hold this lease confirmed already needs no confirming again: it only looks (on a quorum, one round).
     // The lease counts from before the send, as in `extend`.
     const sentAt = monotonicNow();
-    const asked = !this.#gone && store.status(token, lease, permit, !this.#confirmed);
+    const asked = !this.#gone && store.status(token, lease, permit, !this.#confirmed, this.#hold);
     const held = asked && (await this.#observe("status", asked, sentAt));
     return held ? "ACQUIRED" : "FREE";
   }

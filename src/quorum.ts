@@ -345,11 +345,11 @@ function quorumStore(
       ),
     // Looks first, and confirms only a hold found on a majority: confirming members that hold on a vote of
     // FREE would keep a same-token round failing there from being undone, held a lease for nobody.
-    status: (token, lease, known, confirm = true) =>
+    status: (token, lease, known, confirm = true, hold = "") =>
       onPermit(token, lease, known, async (permit, pttl) => {
         const look = (confirming: boolean) =>
-          observe("status", lease, token, permit, undefined, (member) =>
-            member.status(token, lease, permit, confirming),
+          observe("status", lease, token, permit, hold, (member) =>
+            member.status(token, lease, permit, confirming, hold),
           );
         // A permit just found on a majority was the look.
         const seen = pttl === undefined ? await look(false) : { held: true, pttl };

@@ -107,9 +107,16 @@ export interface LockStore {
   ): Promise<Observation>;
   /**
    * Whether the token holds. `confirm` (default true): a hold found becomes no try's to undo, as after an
-   * extend (a uuid seeded elsewhere holds from then on); false only looks.
+   * extend (a uuid seeded elsewhere holds from then on); false only looks. `hold`: as for `renew` (a lease
+   * acquired here holds only its own hold of the token, not a newer one of it elsewhere).
    */
-  status(token: string, lease: number, permit?: number, confirm?: boolean): Promise<Observation>;
+  status(
+    token: string,
+    lease: number,
+    permit?: number,
+    confirm?: boolean,
+    hold?: string,
+  ): Promise<Observation>;
 }
 
 /** Where a store on one client lives and how to reach it. */

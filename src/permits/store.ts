@@ -91,8 +91,9 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           await run("renew", renewPermit, [token, lease, permit ?? 0, confirm ? 1 : 0, hold]),
         );
       },
-      async status(token, _lease, permit, confirm = true) {
-        return observation(await run("status", renewPermit, [token, confirm ? 0 : -1, permit ?? 0]));
+      async status(token, _lease, permit, confirm = true, hold = "") {
+        const args = [token, confirm ? 0 : -1, permit ?? 0, 1, hold];
+        return observation(await run("status", renewPermit, args));
       },
     };
   };

@@ -201,7 +201,7 @@ return {1, target}
  * newer hold of the token (a uuid acquired again), neither renews that hold nor reads it as its own.
  * KEYS[2]  grant key
  * ARGV[2]  lease, ms (0: status; -1: status that confirms nothing); ARGV[3] "0": a renewal that adds no `*`
- * ARGV[4]  the id naming the hold, or "" (a status check, a seeded token's lease): any hold of the token
+ * ARGV[4]  the id naming the hold, or "" (a seeded token's lease): any hold of the token
  * Returns  {1, pttl} when the key holds this token after the call; {0, -2} when it does not.
  */
 export const renewLock = /* @__PURE__ */ defineScript(

@@ -4,9 +4,13 @@
 // the first instance's `release()` deleted that newer hold, and a third process took the lock while the
 // second still held it. A lease released by its holder ends only its own hold; only a lock seeded with a
 // uuid (`new Lock({ uuid })`) acts on any hold of it.
+//
+// Review helper-139 (stop 50, by reading), confirmed here: such a lost lease's `getStatus()` asked about any
+// hold of the uuid and answered "ACQUIRED" for the re-run's hold, while its `extend()` said false: code that
+// checks the status before going on with its work would have run beside the re-run.
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { FairLock, type Lease, Lock, type RedisClient, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { clientFor, usePrivateStack } from "./support/endpoints";
 import { pause } from "./support/time";
@@ -57,4 +61,42 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       20_000,
     );
   });
+});
+
+describe.each(["ioredis", "upstash"] as const)("%s: a lost lease of a uuid", (name) => {
+  type Held = Pick<Lease, "getStatus" | "extend" | "release">;
+  // Each takes the uuid with the lease given and returns what holds it (the lock, or the semaphore's lease).
+  const kinds: Record<string, (id: string, uuid: string, lease: number) => Promise<Held | undefined>> = {
+    Lock: async (id, uuid, lease) => {
+      const lock = new Lock({ id, redis: clients[name](), lease });
+      return (await lock.acquire({ uuid, timeout: 3_000 })) ? lock : undefined;
+    },
+    FairLock: async (id, uuid, lease) => {
+      const lock = new FairLock({ id, redis: clients[name](), lease });
+      return (await lock.acquire({ uuid, timeout: 3_000 })) ? lock : undefined;
+    },
+    Semaphore: (id, uuid, lease) =>
+      new Semaphore({ id, redis: clients[name](), lease, limit: 2 }).acquire({ uuid, timeout: 3_000 }),
+  };
+  it.each(Object.keys(kinds))(
+    "%s: reads another process's newer hold of it as not its own",
+    async (kind) => {
+      const id = uniqueId("lost-uuid-status");
+      const uuid = crypto.randomUUID();
+      const first = await kinds[kind]?.(id, uuid, 1_000);
+      await pause(1_200);
+      const rerun = await kinds[kind]?.(id, uuid, 10_000);
+      if (!first || !rerun) throw new Error("expected both to acquire");
+      const status = await first.getStatus();
+      const extended = await first.extend(1_000);
+      const rerunStatus = await rerun.getStatus();
+      await rerun.release();
+      expect({ status, extended, rerunStatus }).toEqual({
+        status: "FREE",
+        extended: false,
+        rerunStatus: "ACQUIRED",
+      });
+    },
+    20_000,
+  );
 });
