@@ -68,7 +68,9 @@ end
  * Takes a permit for a token: one it holds (a re-run, a release's grant), else the first free one if it is
  * this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line, unless on its
  * last try, which leaves the line but keeps (or sets) its deadline; a fair waiter that takes a permit leaves
- * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing. As in
+ * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing; nor do one's
+ * handed a permit, once that permit is released (its name buried in "x"). Either still confirms a hold of its
+ * token, as any same-token try does: the waiter's token may hold again (a `uuid` acquired anew). As in
  * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
  * A counter gone (expired with the line, or lost in a restart) starts again from the caller's clock in ms, not
@@ -93,9 +95,10 @@ export const takePermit = /* @__PURE__ */ defineScript(
   COMMON,
   `local token, fair, member, now = ARGV[1], ARGV[5] == "1", ARGV[6], tonumber(ARGV[7])
 local gone = redis.call("HGET", receipts, "x") or ""
-if tried(gone, ARGV[2]) or (fair and tried(gone, string.match(member, "^[^:]*"))) then
+if tried(gone, ARGV[2]) then
   return {0, -1, 0, 0}
 end
+local buried = fair and tried(gone, string.match(member, "^[^:]*"))
 local stay, deadline = tonumber(ARGV[8]), fair and redis.call("ZSCORE", deadlines, member)
 local left = deadline and not redis.call("ZSCORE", queue, member) and now + stay <= tonumber(deadline)
 local first, last = permits(tonumber(ARGV[10]))
@@ -119,7 +122,7 @@ for i = first, last do
     end
   end
 end
-if left and not mine then
+if (left or buried) and not mine then
   return {0, -1, 0, 0}
 end
 local function leave(listed)
