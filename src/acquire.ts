@@ -134,6 +134,7 @@ export async function acquire({
   // ends the acquisition: as a timeout if the budget cut it off, else as Redis's silence.
   const send = async (
     ticket: QueueTicket | undefined,
+    holdsTurn: boolean,
   ): Promise<Take | { kind: "error"; error: LockRedisError } | Outcome> => {
     const unmark = gate?.trying(); // sent in this same tick: a release started after it waits for it
     const nonce = newCallId();
@@ -143,6 +144,7 @@ export async function acquire({
     const sentAt = monotonicNow();
     const useful = sentAt + lease - clockDriftAllowance(lease);
     const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
+    if (holdsTurn && erring) awaitAnswer(erring, request, sentAt);
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
     const undoOnceAnswered = () =>
       request.then(
@@ -228,14 +230,7 @@ export async function acquire({
       // wait ended), so this try's own answer, or silence, decides. (A wait for the turn stays a "held".)
       if (!local && last === HELD_RELEASING) last = undefined;
       const holdsTurn = erring && turn && !local;
-      if (holdsTurn) erring.since = sentAt;
-      const result = local
-        ? turnEnds
-          ? HELD_HERE
-          : HELD_RELEASING
-        : await send(ticket).finally(() => {
-            if (holdsTurn && erring.since === sentAt) erring.since = undefined; // also when aborted
-          });
+      const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket, !!holdsTurn);
       const now = monotonicNow();
       if (holdsTurn) {
         const failed =
@@ -302,13 +297,37 @@ export interface TurnErrors {
   error: LockRedisError | undefined;
   /** Monotonic ms `error` came (or was cleared). */
   at: number;
-  /** Monotonic ms the try was sent, while it is unanswered. */
+  /**
+   * Monotonic ms since which Redis answered none of the turn's tries, while one is unanswered: the first
+   * unanswered try's send, or the last answer's arrival. A try cut off here (a timeout, an abort) stays
+   * unanswered: the next caller to take the turn goes on with the same silence.
+   */
   since: number | undefined;
+  /** The turn's tries sent and not yet answered (by a reply or an error). */
+  unanswered: Set<Promise<unknown>>;
   /** The error of a failed release that keeps the turn now (until a retry is answered, or the key surely ended). */
   release?: (() => LockRedisError | undefined) | undefined;
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
+/** Counts `request`, a try of the turn's sent at `sentAt`, in `erring` until Redis answers it. */
+function awaitAnswer(erring: TurnErrors, request: Promise<unknown>, sentAt: number): void {
+  const { unanswered } = erring;
+  unanswered.add(request);
+  erring.since ??= sentAt;
+  const answered = () => {
+    if (unanswered.delete(request) && unanswered === erring.unanswered)
+      erring.since = unanswered.size > 0 ? monotonicNow() : undefined;
+  };
+  void request.then(answered, answered);
+}
+
+/** The turn is a holder's now: what its acquisitions' tries met says nothing of the next wait for it. */
+export function turnHeld(erring: TurnErrors): void {
+  erring.error = erring.since = undefined;
+  erring.unanswered = new Set();
+}
+
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };

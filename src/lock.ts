@@ -1,4 +1,4 @@
-import { type AcquisitionContext, acquire, type Outcome, type TurnErrors } from "./acquire";
+import { type AcquisitionContext, acquire, type Outcome, type TurnErrors, turnHeld } from "./acquire";
 import { type Owner, openOwner } from "./connect";
 import { LockAcquisitionError, LockLostError, type LockRedisError } from "./errors";
 import { newToken } from "./ids";
@@ -47,6 +47,7 @@ export class Lock implements AsyncDisposable {
     error: undefined,
     at: 0,
     since: undefined,
+    unanswered: new Set(),
     release: () => this.#turn?.failed,
   };
   #notHeld: AbortSignal | undefined;
@@ -79,7 +80,7 @@ export class Lock implements AsyncDisposable {
       if (turn || claiming || !lease.active || lease !== this.#lease) return;
       if (!this.#turn) {
         turn = this.#newTurn();
-        this.#erring.error = this.#erring.since = undefined; // the turn is a holder's
+        turnHeld(this.#erring);
         return;
       }
       claiming = true;
@@ -286,7 +287,7 @@ export class Lock implements AsyncDisposable {
       const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
       if (!outcome.acquired) return { outcome };
-      this.#erring.error = this.#erring.since = undefined;
+      turnHeld(this.#erring);
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
