@@ -18,9 +18,10 @@ import { RECENT, TRIES } from "../scripts/tries";
 // A fair waiter that left the line (gave up, made its last try, took a permit, or a release handed it one)
 // keeps a deadline until swept, moved to the leaving try's (or leave's) own: a try of a waiter with a
 // deadline and no place, sent no later than that (a late copy its client re-sent; a waiter's clock only
-// moves forward), neither queues nor takes, unless its token holds. A later try goes on as any (a taking
-// try's reply lost, its undo frees the permit and the waiter tries on; a grant ran out). The id of one a
-// release handed a permit, buried with the permit's list when that is released, refuses its copies too.
+// moves forward), neither queues nor takes, nor confirms a hold but the one it took. A later try goes on
+// as any (a taking try's reply lost, its undo frees the permit and the waiter tries on; a grant ran out).
+// The id of one a release handed a permit, buried with the permit's list when that is released, refuses
+// its copies too, unless its token holds.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -123,6 +124,12 @@ for i = first, last do
   end
 end
 if (left or buried) and not mine then
+  return {0, -1, 0, 0}
+end
+-- A try sent no later than its waiter left confirms no hold but the one it took (a re-run of it): its token
+-- may hold anew for another acquisition, whose try, undone, it would keep holding for nobody.
+local listed = mine and redis.call("HGET", receipts, mine - 5) or ""
+if left and not string.find(" " .. listed .. " ", " " .. ARGV[2] .. " ", 1, true) then
   return {0, -1, 0, 0}
 end
 local function leave(listed)
