@@ -310,16 +310,32 @@ export interface TurnErrors {
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
-/** Counts `request`, a try of the turn's sent at `sentAt`, in `erring` until Redis answers it. */
+/**
+ * Counts `request`, a try of the turn's sent at `sentAt`, in `erring` until it settles; one that Redis
+ * answered (a reply, an error) ends the silence, one that ran out of time (a client's or a quorum member's
+ * timeout) does not.
+ */
 function awaitAnswer(erring: TurnErrors, request: Promise<unknown>, sentAt: number): void {
   const { unanswered } = erring;
   unanswered.add(request);
   erring.since ??= sentAt;
-  const answered = () => {
-    if (unanswered.delete(request) && unanswered === erring.unanswered)
-      erring.since = unanswered.size > 0 ? monotonicNow() : undefined;
+  const settled = (answered: boolean) => {
+    if (!unanswered.delete(request) || unanswered !== erring.unanswered || !answered) return;
+    erring.since = unanswered.size > 0 ? monotonicNow() : undefined;
   };
-  void request.then(answered, answered);
+  void request.then(
+    () => settled(true),
+    (error: unknown) => settled(!isSilence(error)),
+  );
+}
+
+/** Whether a request failed for want of an answer: a timeout; on a quorum, one of every member that failed. */
+function isSilence(error: unknown): boolean {
+  if (error instanceof InstanceTimeoutError) return true;
+  if (!(error instanceof LockRedisError)) return false;
+  const failures = error.instances ?? [];
+  if (failures.length > 0) return failures.every((failure) => isSilence(failure.error));
+  return error.reason.startsWith("Redis did not answer");
 }
 
 /** The turn is a holder's now: what its acquisitions' tries met says nothing of the next wait for it. */
