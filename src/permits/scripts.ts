@@ -18,7 +18,7 @@ import { RECENT, TRIES } from "../scripts/tries";
 // A fair waiter that left the line (gave up, made its last try, took a permit, or a release handed it one)
 // keeps a deadline until swept, moved to the leaving try's (or leave's) own: a try of a waiter with a
 // deadline and no place, sent no later than that (a late copy its client re-sent; a waiter's clock only
-// moves forward), neither queues nor takes, nor confirms a hold but the one it took. A later try goes on
+// moves forward), neither queues nor takes, nor confirms a hold but its own. A later try goes on
 // as any (a taking try's reply lost, its undo frees the permit and the waiter tries on; a grant ran out).
 // The id of one a release handed a permit, buried with the permit's list when that is released, refuses
 // its copies too, unless its token holds.
@@ -99,7 +99,8 @@ local gone = redis.call("HGET", receipts, "x") or ""
 if tried(gone, ARGV[2]) then
   return {0, -1, 0, 0}
 end
-local buried = fair and tried(gone, string.match(member, "^[^:]*"))
+local waiter = string.match(member, "^[^:]*")
+local buried = fair and tried(gone, waiter)
 local stay, deadline = tonumber(ARGV[8]), fair and redis.call("ZSCORE", deadlines, member)
 local left = deadline and not redis.call("ZSCORE", queue, member) and now + stay <= tonumber(deadline)
 local first, last = permits(tonumber(ARGV[10]))
@@ -126,10 +127,11 @@ end
 if (left or buried) and not mine then
   return {0, -1, 0, 0}
 end
--- A try sent no later than its waiter left confirms no hold but the one it took (a re-run of it): its token
--- may hold anew for another acquisition, whose try, undone, it would keep holding for nobody.
-local listed = mine and redis.call("HGET", receipts, mine - 5) or ""
-if left and not string.find(" " .. listed .. " ", " " .. ARGV[2] .. " ", 1, true) then
+-- A try sent no later than its waiter left confirms no hold but its own: the one it took (a re-run of it), or
+-- a release handed its waiter. The token may hold anew for another acquisition, whose try, undone, it would
+-- keep holding for nobody.
+local listed = " " .. (mine and redis.call("HGET", receipts, mine - 5) or "") .. " "
+if left and not (string.find(listed, " " .. ARGV[2] .. " ", 1, true) or string.find(listed, " " .. waiter .. " ", 1, true)) then
   return {0, -1, 0, 0}
 end
 local function leave(listed)
