@@ -98,26 +98,23 @@ export interface LockStore {
    * `hold` (`HoldCall.hold`): the hold renewed (a late copy leaves a newer hold of the token alone), and the one
    * a quorum that finds it lost lets go of; "" (default): any hold of the token.
    */
-  renew(
-    token: string,
-    lease: number,
-    permit?: number,
-    confirm?: boolean,
-    hold?: string,
-  ): Promise<Observation>;
+  renew: Observe;
   /**
    * Whether the token holds. `confirm` (default true): a hold found becomes no try's to undo, as after an
    * extend (a uuid seeded elsewhere holds from then on); false only looks. `hold`: as for `renew` (a lease
    * acquired here holds only its own hold of the token, not a newer one of it elsewhere).
    */
-  status(
-    token: string,
-    lease: number,
-    permit?: number,
-    confirm?: boolean,
-    hold?: string,
-  ): Promise<Observation>;
+  status: Observe;
 }
+
+/** A renewal or status check of `token`'s hold (see `LockStore.renew` and `LockStore.status`). */
+type Observe = (
+  token: string,
+  lease: number,
+  permit?: number,
+  confirm?: boolean,
+  hold?: string,
+) => Promise<Observation>;
 
 /** Where a store on one client lives and how to reach it. */
 export interface StoreTarget {
