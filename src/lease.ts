@@ -111,6 +111,7 @@ export class Lease implements AsyncDisposable {
   #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
   #claims = 0; // callers that end their own acquisition of this hold (a Lock's acquireOrThrow, runExclusive)
   #claimsMoved = false; // retired while holding: its callers' shares count on its successor
+  #renewEvery: number | undefined; // auto-extend's interval, ms: its own, or the shortest of leases it took over
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -118,6 +119,7 @@ export class Lease implements AsyncDisposable {
     this.#fencingToken = confirmed?.fencingToken;
     this.#tookHere = confirmed !== undefined;
     this.#hold = confirmed?.hold ?? "";
+    this.#renewEvery = context.renewInterval;
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
     this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
@@ -362,6 +364,7 @@ export class Lease implements AsyncDisposable {
     this.#checkDeadline();
     this.#claimsMoved = this.active || (successor.#claims === 0 && successor.#tookHere);
     if (this.#claimsMoved) successor.#claims += this.#claims;
+    if (this.active) successor.#keepRenewing(this.#renewEvery);
     this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
@@ -369,6 +372,19 @@ export class Lease implements AsyncDisposable {
     // aborts, for a caller its late "held" answer told the hold was there.
     successor.#followers.push(...followers, () => this.#reportLoss("taken", this.#confirmed));
     successor.#watch();
+  }
+
+  /**
+   * Renews at least every `interval` ms (a retired lease's auto-extend, whose work may go on under this hold),
+   * within a third of its own lease.
+   */
+  #keepRenewing(interval: number | undefined): void {
+    const own = this.#renewEvery;
+    if (interval === undefined || (own !== undefined && own <= interval)) return;
+    this.#renewEvery = Math.min(interval, Math.max(1, Math.floor(this.#c.lease / 3)));
+    if (own !== undefined || !this.active) return; // its chain goes on, at the new interval from its next
+    this.#cancelRenewal?.();
+    this.#renewIn(Math.max(1, Math.min(this.#renewEvery, Math.floor(this.remainingMs / 2))));
   }
 
   /** @internal Runs `runExclusive`'s work under this lease, then `end`s it (by default, releases it). */
@@ -452,11 +468,7 @@ export class Lease implements AsyncDisposable {
   }
 
   #lossError(): LockLostError {
-    return new LockLostError(
-      this.#c.lockId,
-      this.#lossReason ?? "taken",
-      this.#c.renewInterval !== undefined,
-    );
+    return new LockLostError(this.#c.lockId, this.#lossReason ?? "taken", this.#renewEvery !== undefined);
   }
 
   async #observe(operation: "extend" | "status", request: Promise<Observation>, sentAt: number) {
@@ -493,7 +505,8 @@ export class Lease implements AsyncDisposable {
    * acquisition (a status check or extend of a token seeded here finds another process's lease, not its own).
    */
   #confirm(sentAt: number, pttl: number, granted = false): void {
-    const { lease, renewInterval } = this.#c;
+    const { lease } = this.#c;
+    const renewInterval = this.#renewEvery;
     const first = !this.#confirmed;
     // Newer news wins: a reply that overtook an older request's (a stalled renewal) says more of now.
     if (this.#ended || sentAt < this.#heardAt) return;
@@ -532,7 +545,8 @@ export class Lease implements AsyncDisposable {
   }
 
   async #renew(): Promise<void> {
-    const { store, token, lease, permit, renewInterval } = this.#c;
+    const { store, token, lease, permit } = this.#c;
+    const renewInterval = this.#renewEvery;
     // A renewal stuck on its connection must not use up the lease: past two thirds of the time left (a slow
     // link's round trip is well within), another goes, with the last third for it.
     const patience = Math.max(10, Math.floor((this.remainingMs * 2) / 3)); // reading it ends a lease past its deadline
@@ -589,7 +603,7 @@ export class Lease implements AsyncDisposable {
     this.#topUp = false;
     this.#cancelRenewal?.(); // a retry queued while this answer was late
     // Timed from this renewal's send, not its reply, lest each round trip push renewals past the lease.
-    const { renewInterval } = this.#c;
+    const renewInterval = this.#renewEvery;
     if (renewInterval !== undefined) this.#renewIn(sentAt + renewInterval - monotonicNow());
   }
 
