@@ -84,7 +84,8 @@ end
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
  * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
  * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms
- * Returns  {1, permit, fencing token} with a permit (1-based); {0, pttl, ahead, place} without: pttl the
+ * Returns  {1, permit, fencing token or 0, 1 when held under the waiter's name (a grant) or 0} with a permit
+ *          (1-based); {0, pttl, ahead, place} without: pttl the
  *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
  *          is not this waiter's turn; -1 for a late copy, which takes nothing: held, for how long unknown, so
  *          that a live waiter that reaches it keeps its backoff), ahead the waiters before it, place its place
@@ -128,10 +129,12 @@ if (left or buried) and not mine then
   return {0, -1, 0, 0}
 end
 -- A try sent no later than its waiter left confirms no hold but its own: the one it took (a re-run of it), or
--- a release handed its waiter. The token may hold anew for another acquisition, whose try, undone, it would
--- keep holding for nobody.
+-- a release handed its waiter, which it holds under the waiter's name, adding its own to nothing: the
+-- waiter may have given up, and its leave must still free the grant. The token may hold anew for another
+-- acquisition, whose try, undone, it would keep holding for nobody.
 local listed = " " .. (mine and redis.call("HGET", receipts, mine - 5) or "") .. " "
-if left and not (string.find(listed, " " .. ARGV[2] .. " ", 1, true) or string.find(listed, " " .. waiter .. " ", 1, true)) then
+local heir = left and not string.find(listed, " " .. ARGV[2] .. " ", 1, true)
+if heir and not string.find(listed, " " .. waiter .. " ", 1, true) then
   return {0, -1, 0, 0}
 end
 local function leave(listed)
@@ -180,7 +183,7 @@ if slot ~= mine then
   redis.call("HSET", receipts, slot - 5, ARGV[2])
 else
   keep(KEYS[slot], ARGV[3])
-  local named = redis.call("HGET", receipts, slot - 5)
+  local named = not heir and redis.call("HGET", receipts, slot - 5)
   if named then
     redis.call("HSET", receipts, slot - 5, confirmed(named, ARGV[2]))
   end
@@ -207,7 +210,7 @@ elseif ARGV[11] == "clock" then
     redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
   end
 end
-return {1, slot - 5, fence}
+return {1, slot - 5, fence or 0, heir and 1 or 0}
 `,
 );
 

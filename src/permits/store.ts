@@ -71,8 +71,10 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
           !fencing ? "" : clockFloor ? "clock" : "count",
           lease + FENCE_COUNTER_LIFETIME_MS,
         ]);
+        // Held under the waiter's name: a copy of its try, sent before a release handed it the permit.
+        const hold = taken === 1 && place === 1 ? (queue?.member.split(":")[0] ?? nonce) : nonce;
         if (taken === 1)
-          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined, hold: nonce };
+          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined, hold };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
       async undo(token, nonce, lease) {

@@ -4,12 +4,17 @@
 // after the waiter left the line, and eaf7da5 let such a try confirm only the hold it took itself: it was
 // refused, and the waiter failed "held by another owner" while its own grant held. A try sent before its
 // waiter left confirms the hold a release handed that waiter too.
+//
+// Review helper-147 (5/5, 4/4 cases), and fair-queue-schedules.test.ts's seed 2 in a loaded run: such a copy,
+// landing on the grant of a waiter about to give up, added its try to the permit's list, which the waiter's
+// leave does not free: the permit stayed held for nobody for a lease. The copy now holds under the
+// waiter's name, adding nothing of its own.
 import { describe, expect, it } from "vitest";
 import { FairLock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { clientFor, usePrivateStack, useWire } from "./support/endpoints";
-import { waitUntil } from "./support/time";
+import { pause, waitUntil } from "./support/time";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
@@ -61,6 +66,49 @@ describe.each(Object.keys(kinds))(
         expect(await acquired?.()).toBe(true);
       },
       20_000,
+    );
+  },
+);
+
+describe.each(Object.keys(kinds))(
+  "%s: a late copy of a queued try lands on the waiter's grant, then the waiter gives up",
+  (kind) => {
+    it.each([
+      ["plain", {}],
+      ["with a uuid", { uuid: crypto.randomUUID() }],
+    ] as const)(
+      "leaves the permit free for the next (%s)",
+      async (_how, extra) => {
+        const { passThrough, direct } = wire();
+        const { token } = stack().endpoint;
+        const make = kinds[kind] as (id: string, redis: ReturnType<typeof clientFor>) => Acquire;
+        const id = uniqueId("resent-try-gave-up");
+        const release = await make(id, direct)({});
+        expect(release).toBeDefined();
+        const resending = clientFor({ url: passThrough.url, token }); // re-sends a request whose connection broke
+        const acquire = make(id, resending);
+        const warm = await make(uniqueId("resent-try-warm"), resending)({}); // the scripts are cached
+        expect(await warm?.()).toBe(true);
+        const startedAt = performance.now();
+        passThrough.faults.ghostNext(1, 3_000); // the first try: sent again at once (it queues), a copy lands at +3 s
+        const controller = new AbortController();
+        const acquiring = acquire({
+          retry: { attempts: 2, delay: 20_000 },
+          signal: controller.signal,
+          ...extra,
+        });
+        await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+        expect(await release?.()).toBe(true); // hands the permit to the waiter
+        await pause(Math.max(0, startedAt + 3_700 - performance.now())); // the copy landed on the grant
+        controller.abort(); // the waiter gives up: it leaves the line, handing its grant back
+        await expect(acquiring).rejects.toThrow();
+        const key = kind === "FairLock" ? id : `{${id}}:permit:1`;
+        await waitUntil(async () => (await direct.get(key)) === null, "the grant freed by the leave");
+        const next = await make(id, direct)({ retry: { attempts: 1 } });
+        expect(next).toBeDefined();
+        expect(await next?.()).toBe(true);
+      },
+      30_000,
     );
   },
 );
