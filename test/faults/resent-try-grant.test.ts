@@ -35,6 +35,20 @@ const kinds: Record<string, (id: string, redis: ReturnType<typeof clientFor>) =>
   },
 };
 
+/** `kind` held over a direct client, and a waiter's `acquire` over one that re-sends, its scripts cached. */
+async function heldWithWaiter(kind: string) {
+  const { passThrough, direct } = wire();
+  const make = kinds[kind] as (id: string, redis: ReturnType<typeof clientFor>) => Acquire;
+  const id = uniqueId("resent-try-grant");
+  const release = await make(id, direct)({});
+  expect(release).toBeDefined();
+  // Re-sends a request whose connection broke, as @upstash/redis does.
+  const resending = clientFor({ url: passThrough.url, token: stack().endpoint.token });
+  const warm = await make(uniqueId("resent-try-warm"), resending)({});
+  expect(await warm?.()).toBe(true);
+  return { passThrough, direct, id, release, acquire: make(id, resending) };
+}
+
 describe.each(Object.keys(kinds))(
   "%s: a re-sent try of a queued waiter, landing after a release handed it the permit",
   (kind) => {
@@ -45,16 +59,7 @@ describe.each(Object.keys(kinds))(
     ] as const)(
       "acquires (%s)",
       async (_how, extra) => {
-        const { passThrough, direct } = wire();
-        const { token } = stack().endpoint;
-        const make = kinds[kind] as (id: string, redis: ReturnType<typeof clientFor>) => Acquire;
-        const id = uniqueId("resent-try-grant");
-        const release = await make(id, direct)({});
-        expect(release).toBeDefined();
-        const resending = clientFor({ url: passThrough.url, token }); // re-sends a request whose connection broke
-        const acquire = make(id, resending);
-        const warm = await make(uniqueId("resent-try-warm"), resending)({}); // the scripts are cached
-        expect(await warm?.()).toBe(true);
+        const { passThrough, direct, id, release, acquire } = await heldWithWaiter(kind);
         // Its first try runs at once (it queues), its reply is held 1.5 s, then its connection is cut: sent again.
         passThrough.faults.dropReplies(1);
         passThrough.faults.delayRepliesNext(1, 1_500);
@@ -79,16 +84,7 @@ describe.each(Object.keys(kinds))(
     ] as const)(
       "leaves the permit free for the next (%s)",
       async (_how, extra) => {
-        const { passThrough, direct } = wire();
-        const { token } = stack().endpoint;
-        const make = kinds[kind] as (id: string, redis: ReturnType<typeof clientFor>) => Acquire;
-        const id = uniqueId("resent-try-gave-up");
-        const release = await make(id, direct)({});
-        expect(release).toBeDefined();
-        const resending = clientFor({ url: passThrough.url, token }); // re-sends a request whose connection broke
-        const acquire = make(id, resending);
-        const warm = await make(uniqueId("resent-try-warm"), resending)({}); // the scripts are cached
-        expect(await warm?.()).toBe(true);
+        const { passThrough, direct, id, release, acquire } = await heldWithWaiter(kind);
         const startedAt = performance.now();
         passThrough.faults.ghostNext(1, 3_000); // the first try: sent again at once (it queues), a copy lands at +3 s
         const controller = new AbortController();
@@ -104,7 +100,12 @@ describe.each(Object.keys(kinds))(
         await expect(acquiring).rejects.toThrow();
         const key = kind === "FairLock" ? id : `{${id}}:permit:1`;
         await waitUntil(async () => (await direct.get(key)) === null, "the grant freed by the leave");
-        const next = await make(id, direct)({ retry: { attempts: 1 } });
+        const next = await (kinds[kind] as (id: string, redis: typeof direct) => Acquire)(
+          id,
+          direct,
+        )({
+          retry: { attempts: 1 },
+        });
         expect(next).toBeDefined();
         expect(await next?.()).toBe(true);
       },
