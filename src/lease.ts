@@ -380,11 +380,15 @@ export class Lease implements AsyncDisposable {
    */
   #keepRenewing(interval: number | undefined): void {
     const own = this.#renewEvery;
-    if (interval === undefined || (own !== undefined && own <= interval)) return;
+    // Not a lease yet to hold (a seed): it renews only with auto-extend of its own.
+    if (interval === undefined || !this.active || (own !== undefined && own <= interval)) return;
     this.#renewEvery = Math.min(interval, Math.max(1, Math.floor(this.#c.lease / 3)));
-    if (own !== undefined || !this.active) return; // its chain goes on, at the new interval from its next
+    if (own !== undefined) return; // its chain goes on, at the new interval from its next renewal
     this.#cancelRenewal?.();
-    this.#renewIn(Math.max(1, Math.min(this.#renewEvery, Math.floor(this.remainingMs / 2))));
+    // Read without `remainingMs`, which would end a lease past its deadline before the retiring one's
+    // followers are its own: their loss would go untold. The deadline's timer tells it.
+    const left = this.#deadline - monotonicNow();
+    this.#renewIn(Math.max(1, Math.min(this.#renewEvery, Math.floor(left / 2))));
   }
 
   /** @internal Runs `runExclusive`'s work under this lease, then `end`s it (by default, releases it). */
