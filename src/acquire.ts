@@ -309,7 +309,6 @@ export interface TurnErrors {
   release?: (() => LockRedisError | undefined) | undefined;
 }
 
-/** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
 /**
  * Counts `request`, a try of the turn's sent at `sentAt`, in `erring` until it settles; one that Redis
  * answered (a reply, an error) ends the silence, one that ran out of time (a client's or a quorum member's
@@ -344,6 +343,7 @@ export function turnHeld(erring: TurnErrors): void {
   erring.unanswered = new Set();
 }
 
+/** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */
 const HELD_HERE: Held = { kind: "held", pttl: -1 };
 /** What a wait for a release of this token here counts as: the same, with no other caller to name. */
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
