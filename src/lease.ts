@@ -302,7 +302,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Asks Redis whether this token holds; the first yes confirms the hold (no undo of an abandoned try of the
    * token frees it from then on) and starts the lease.
-   * @returns "ACQUIRED" when Redis says this token holds the key right now, otherwise "FREE".
+   * @returns "ACQUIRED" when Redis says this token holds the key right now, in the hold this lease took (a
+   * seeded token: any hold of it), otherwise "FREE".
    * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
    */
   async getStatus(): Promise<LockStatus> {

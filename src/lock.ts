@@ -224,7 +224,8 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Asks Redis whether the current token holds the key; with a seeded `uuid`, "ACQUIRED" starts holding.
+   * Asks Redis whether the current token holds the key, in the current lease's hold (a seeded `uuid`: any
+   * hold of it); with a seeded `uuid`, "ACQUIRED" starts holding.
    * @returns "ACQUIRED" when it does, otherwise "FREE" (without a request when there is no token).
    * @throws {LockRedisError} when Redis could not be reached or refused.
    */
