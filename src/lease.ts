@@ -110,8 +110,12 @@ export class Lease implements AsyncDisposable {
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
   #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
   #claims = 0; // callers that end their own acquisition of this hold (a Lock's acquireOrThrow, runExclusive)
+  #claimed = false; // such a caller acquired it: once its claims end, nobody works under it
   #claimsMoved = false; // retired while holding: its callers' shares count on its successor
-  #renewEvery: number | undefined; // auto-extend's interval, ms: its own, or the shortest of leases it took over
+  #renewEvery: number | undefined; // auto-extend's interval, ms: its own, or the shortest of `#inherited`
+  // The auto-extend intervals of older leases it took a live hold over from (their own and those they had),
+  // kept while their work may still go on under it: a plain lease's for as long as it holds.
+  readonly #inherited = new Map<Lease, number>();
 
   /** @internal Made by the library when an acquisition confirms a token, or for one acquired elsewhere. */
   constructor(context: LeaseContext, confirmed: Confirmation | undefined) {
@@ -365,26 +369,46 @@ export class Lease implements AsyncDisposable {
     this.#checkDeadline();
     this.#claimsMoved = this.active || (successor.#claims === 0 && successor.#tookHere);
     if (this.#claimsMoved) successor.#claims += this.#claims;
-    if (this.active) successor.#keepRenewing(this.#renewEvery);
+    if (this.active) successor.#inherit(this);
     this.#successor = successor;
     const followers = this.#followers.splice(0);
     this.#end();
     // A seed that never held tells `onLost` nothing (the instance's, the successor's already): its signal
-    // aborts, for a caller its late "held" answer told the hold was there.
-    successor.#followers.push(...followers, () => this.#reportLoss("taken", this.#confirmed));
+    // aborts, for a caller its late "held" answer told the hold was there. Callers that all ended their own
+    // acquisition of it (the last one's end may be what released the hold) are told nothing.
+    const told = () => !this.#claimed || this.#claims > 0;
+    successor.#followers.push(...followers, () => told() && this.#reportLoss("taken", this.#confirmed));
     successor.#watch();
   }
 
   /**
-   * Renews at least every `interval` ms (a retired lease's auto-extend, whose work may go on under this hold),
-   * within a third of its own lease.
+   * Renews at least as often as `older` did (its auto-extend, and what it inherited: their work may go on
+   * under this hold), within a third of its own lease, until their callers end (`#forget`).
    */
-  #keepRenewing(interval: number | undefined): void {
-    const own = this.#renewEvery;
+  #inherit(older: Lease): void {
     // Not a lease yet to hold (a seed): it renews only with auto-extend of its own.
-    if (interval === undefined || !this.active || (own !== undefined && own <= interval)) return;
-    this.#renewEvery = Math.min(interval, Math.max(1, Math.floor(this.#c.lease / 3)));
-    if (own !== undefined) return; // its chain goes on, at the new interval from its next renewal
+    if (!this.active) return;
+    for (const [lease, interval] of older.#inherited) this.#inherited.set(lease, interval);
+    const own = older.#c.renewInterval;
+    if (own !== undefined) this.#inherited.set(older, own);
+    this.#renewAtLeast();
+  }
+
+  /** `older`'s callers ended: renewals go back to what is left, maybe none. */
+  #forget(older: Lease): void {
+    if (this.#inherited.delete(older)) this.#renewAtLeast();
+  }
+
+  /** Sets the renewal interval from its own and the inherited ones; starts renewals if none ran. */
+  #renewAtLeast(): void {
+    const own = this.#renewEvery;
+    const cap = Math.max(1, Math.floor(this.#c.lease / 3));
+    const intervals = [...this.#inherited.values()].map((interval) => Math.min(interval, cap));
+    const mine = this.#c.renewInterval;
+    if (mine !== undefined) intervals.push(mine);
+    this.#renewEvery = intervals.length > 0 ? Math.min(...intervals) : undefined;
+    // Its chain goes on, at the new interval from its next renewal (none once undefined); else starts here.
+    if (own !== undefined || this.#renewEvery === undefined || !this.active) return;
     this.#cancelRenewal?.();
     // Read without `remainingMs`, which would end a lease past its deadline before the retiring one's
     // followers are its own: their loss would go untold. The deadline's timer tells it.
@@ -409,6 +433,7 @@ export class Lease implements AsyncDisposable {
   /** @internal A caller that will end its acquisition itself holds this hold (see {@link Lease.endClaim}). */
   claim(): void {
     this.#claims += 1;
+    this.#claimed = true;
   }
 
   /**
@@ -417,9 +442,11 @@ export class Lease implements AsyncDisposable {
    * hold was lost or released before it was handed on: that caller was told).
    */
   endClaim(): Lease | undefined {
-    if (this.#claimsMoved) return this.#successor?.endClaim();
     this.#claims = Math.max(0, this.#claims - 1);
-    return this.#claims === 0 && !this.#successor ? this : undefined;
+    if (!this.#claimsMoved) return this.#claims === 0 && !this.#successor ? this : undefined;
+    // Its own callers ended: the newest lease of the hold need not renew for their work any more.
+    if (this.#claims === 0 && this.#claimed) this.heir.#forget(this);
+    return this.#successor?.endClaim();
   }
 
   /**
