@@ -82,13 +82,16 @@ function transport(client: RedisClient): [evaluate: Send, evalsha: Send | undefi
   }
   const io = kind === "ioredis" && (client as IoRedisClient);
   const node = client as NodeRedisClient;
-  const state = client as { status?: unknown; isReady?: unknown }; // read when a command fails
+  const state = client as { status?: unknown; isReady?: unknown };
+  const ready = () => (io ? state.status === "ready" : state.isReady !== false);
   /**
-   * A TCP client's timeout while it was not connected (the command waited in its offline queue): Redis was not
-   * reached, whatever the message says ("Command timed out"), so it is re-thrown as such, its cause the original.
+   * A TCP client's timeout while it was not connected, from the command's send to its failure (it waited in the
+   * offline queue): Redis was not reached, whatever the message says ("Command timed out"), so it is re-thrown
+   * as such, its cause the original. Read at the send too: node-redis is no longer ready when its socket timeout
+   * fails a command that was sent.
    */
-  const offline = (error: unknown): never => {
-    if ((io ? state.status === "ready" : state.isReady !== false) || !isClientTimeout(error)) throw error;
+  const offline = (sentReady: boolean) => (error: unknown) => {
+    if (sentReady || ready() || !isClientTimeout(error)) throw error;
     throw new Error("the client is not connected (the command timed out waiting for a connection)", {
       cause: error,
     });
@@ -100,7 +103,7 @@ function transport(client: RedisClient): [evaluate: Send, evalsha: Send | undefi
       (io
         ? io[ioredis](text, keys.length, ...keys, ...args.map(String))
         : node[nodeRedis](text, { keys, arguments: args.map(String) })
-      ).catch(offline);
+      ).catch(offline(ready()));
   return [via("eval", "eval"), via("evalsha", "evalSha")];
 }
 
