@@ -71,10 +71,19 @@ export function pollUntil(
       else reject(error);
     };
     const onAbort = () => finish(signal?.reason ?? new Error("aborted"));
-    // Kept alive: the caller awaits this wait, and nothing else may hold the process open.
+    // Kept alive: the caller awaits this wait, and nothing else may hold the process open. A timer may fire a
+    // little early by the monotonic clock: armed again for the rest, lest a try planned for a moment go before
+    // it (one for the last try's moment is none).
     const moveTo = (moment: number) => {
       cancel?.();
-      if (cancel) cancel = backgroundTimer(moment - monotonicNow(), finish, true);
+      const arm = () => {
+        cancel = backgroundTimer(
+          moment - monotonicNow(),
+          () => (monotonicNow() < moment ? arm() : finish()),
+          true,
+        );
+      };
+      if (cancel) arm();
     };
     cancel = () => {};
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -30,6 +30,23 @@ describe("pollUntil", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  // Review helper-150 (stop 52, 3 of 4 runs): timers fire up to a millisecond early on the monotonic clock, so
+  // a covered wait's poll planned for the last try's moment (a poll that is none) sent a try after all.
+  it("does not end before the monotonic moment when its timer fires early", async () => {
+    const wait = pollUntil(monotonicNow() + 100, undefined, undefined);
+    const timersNow = performance.now.bind(performance);
+    const behind = vi.spyOn(performance, "now").mockImplementation(() => timersNow() - 2);
+    try {
+      await vi.advanceTimersByTimeAsync(100); // the timer fires, 2 ms early by the monotonic clock
+      expect(await settled(wait)).toBe(false);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(await settled(wait)).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      behind.mockRestore();
+    }
+  });
+
   it("ends early when the local wait (a turn, a release here) settles, rejected or not", async () => {
     let end!: () => void;
     const turn = new Promise<void>((resolve) => (end = resolve));
