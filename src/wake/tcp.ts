@@ -207,8 +207,11 @@ function primaryOf(source: PubSubClient, ioredis: boolean): PubSubClient {
  * without the client's `pingInterval`: a PING every interval would be billed and counted by no wait.
  */
 function nodeRedisDuplicate(base: PubSubClient): PubSubClient {
+  // Its socket timeout is an idle one: a subscription, idle between announcements, would end after each.
+  const socket = (base as { options?: { socket?: object } }).options?.socket;
   try {
     return base.duplicate({
+      ...(socket && { socket: { ...socket, socketTimeout: undefined } }),
       RESP: 2,
       maintNotifications: "disabled",
       clientSideCache: undefined,
