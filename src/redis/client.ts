@@ -82,16 +82,15 @@ function transport(client: RedisClient): [evaluate: Send, evalsha: Send | undefi
   }
   const io = kind === "ioredis" && (client as IoRedisClient);
   const node = client as NodeRedisClient;
-  const state = client as { status?: unknown; isReady?: unknown };
-  const ready = () => (io ? state.status === "ready" : state.isReady !== false);
+  const status = () => (client as { status?: unknown }).status;
   /**
-   * A TCP client's timeout while it was not connected, from the command's send to its failure (it waited in the
+   * An ioredis timeout while it was not connected, from the command's send to its failure (it waited in the
    * offline queue): Redis was not reached, whatever the message says ("Command timed out"), so it is re-thrown
-   * as such, its cause the original. Read at the send too: node-redis is no longer ready when its socket timeout
-   * fails a command that was sent.
+   * as such, its cause the original. Not node-redis's: it writes its offline queue with the handshake, before
+   * it is ready, and a socket timeout makes it not ready before it fails the commands it sent.
    */
   const offline = (sentReady: boolean) => (error: unknown) => {
-    if (sentReady || ready() || !isClientTimeout(error)) throw error;
+    if (sentReady || status() === "ready" || !isClientTimeout(error)) throw error;
     throw new Error("the client is not connected (the command timed out waiting for a connection)", {
       cause: error,
     });
@@ -99,11 +98,11 @@ function transport(client: RedisClient): [evaluate: Send, evalsha: Send | undefi
   // ioredis: the key count, then keys and arguments spread; node-redis: keys and arguments as options.
   const via =
     (ioredis: "eval" | "evalsha", nodeRedis: "eval" | "evalSha"): Send =>
-    (text, keys, args) =>
-      (io
-        ? io[ioredis](text, keys.length, ...keys, ...args.map(String))
-        : node[nodeRedis](text, { keys, arguments: args.map(String) })
-      ).catch(offline(ready()));
+    (text, keys, args) => {
+      if (!io) return node[nodeRedis](text, { keys, arguments: args.map(String) });
+      const sentReady = status() === "ready"; // read before the send, which queues the command
+      return io[ioredis](text, keys.length, ...keys, ...args.map(String)).catch(offline(sentReady));
+    };
   return [via("eval", "eval"), via("evalsha", "evalSha")];
 }
 

@@ -3,7 +3,9 @@
 // out": the command never left the offline queue, Redis was never reached (review helper-27).
 // The other way round (review helper-152, 3/3): node-redis marks itself not ready on a socket timeout before
 // it fails the commands awaiting a reply, so a try that reached a frozen Redis (and ran there once thawed)
-// read "could not be reached". Whether a command waited for a connection is read when it is sent.
+// read "could not be reached". And node-redis writes its offline queue with its handshake, before it is ready:
+// a try queued while it connected reached Redis too (review helper-154, 3/3). Only ioredis's timeouts can
+// tell a command that waited for a connection (not ready from its send to its failure).
 import { createServer } from "node:net";
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
@@ -54,6 +56,32 @@ describe("node-redis with socketTimeout, Redis frozen with a try in flight", () 
       await lock.getStatus(); // connected and answering
       server.freeze();
       const error = await lock.acquire({ retry: { attempts: 1 } }).catch((caught: unknown) => caught);
+      server.thaw();
+      expect(error).toBeInstanceOf(LockRedisError);
+      expect((error as LockRedisError).reason).toMatch(/^Redis did not answer/);
+    } finally {
+      server.thaw();
+      client.destroy();
+      await server.stop();
+    }
+  });
+});
+
+describe("node-redis with socketTimeout, a try queued while it connects to a frozen Redis", () => {
+  it("says Redis did not answer: the queue went out with the handshake, and the try ran", async () => {
+    const server = await startRedisServer();
+    const client = createClient({
+      url: server.url,
+      socket: { socketTimeout: 300, reconnectStrategy: false },
+    });
+    client.on("error", () => {});
+    try {
+      server.freeze();
+      const connecting = client.connect().catch(() => {});
+      const id = `review-today:${crypto.randomUUID()}`;
+      const lock = new Lock({ id, redis: client, lease: 30_000 });
+      const error = await lock.acquire({ retry: { attempts: 1 } }).catch((caught: unknown) => caught);
+      await connecting;
       server.thaw();
       expect(error).toBeInstanceOf(LockRedisError);
       expect((error as LockRedisError).reason).toMatch(/^Redis did not answer/);
