@@ -73,15 +73,14 @@ export function pollUntil(
     const onAbort = () => finish(signal?.reason ?? new Error("aborted"));
     // Kept alive: the caller awaits this wait, and nothing else may hold the process open. A timer may fire a
     // little early by the monotonic clock: armed again for the rest, lest a try planned for a moment go before
-    // it (one for the last try's moment is none).
+    // it (one for the last try's moment is none); twice at most, as a clock faked apart from the timers (a
+    // test's fake timers) never catches up.
     const moveTo = (moment: number) => {
       cancel?.();
+      let rearmed = 0;
       const arm = () => {
-        cancel = backgroundTimer(
-          moment - monotonicNow(),
-          () => (monotonicNow() < moment ? arm() : finish()),
-          true,
-        );
+        const fired = () => (monotonicNow() < moment && rearmed++ < 2 ? arm() : finish());
+        cancel = backgroundTimer(moment - monotonicNow(), fired, true);
       };
       if (cancel) arm();
     };

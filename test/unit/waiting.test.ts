@@ -47,6 +47,17 @@ describe("pollUntil", () => {
     }
   });
 
+  // Review helper-154: re-armed for as long as the monotonic clock was behind, a wait under fake timers that
+  // leave `performance.now` real (as a user's test may) never ended.
+  it("ends when its timer fires, if early, under fake timers that leave the monotonic clock real", async () => {
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const wait = pollUntil(monotonicNow() + 100, undefined, undefined);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await settled(wait)).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("ends early when the local wait (a turn, a release here) settles, rejected or not", async () => {
     let end!: () => void;
     const turn = new Promise<void>((resolve) => (end = resolve));
