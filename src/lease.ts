@@ -79,6 +79,9 @@ export interface Confirmation {
   readonly hold: string;
 }
 
+/** How a lease's hold ended here: lost, or released from here. */
+type Ending = LockLossReason | "released";
+
 /** One hold of a lock or permit per acquisition: sharers never collide. Ends on release or loss, for good. */
 export class Lease implements AsyncDisposable {
   readonly #c: LeaseContext;
@@ -94,14 +97,15 @@ export class Lease implements AsyncDisposable {
   #released = false; // a release was sent from here: calls on it stay here (a newer hold of its token is not its)
   // The newer lease of its token it gave its hold to (`retire`): its release must not end that hold.
   #successor: Lease | undefined;
-  #followers: (() => void)[] = []; // leases that handed their hold to this one: lost when its hold ends
+  // Leases that handed their hold to this one: lost when its hold ends, as this one was, or released.
+  #followers: ((ending: Ending) => void)[] = [];
   #lossReason: LockLossReason | undefined;
   #controller: AbortController | undefined; // made when asked for: most leases end with no signal read
   #watched: boolean; // its loss or end is observable (signal, onLost, auto-extend, onEnd): deadline timed
   #cancelDeadline: (() => void) | undefined;
   #cancelRenewal: (() => void) | undefined;
   #cancelHandOver: (() => void) | undefined; // a failed release hands the turn on when the key surely expired
-  #topUp = false; // the lease started short (a fair grant): its next renewal tops it up
+  #topUp = false; // started short (a fair grant), or took a longer hold over: its next renewal reads it
   #confirmed = false; // Redis confirmed this token (one acquired elsewhere waits for its first check)
   #heardAt = Number.NEGATIVE_INFINITY; // the send time of the newest request whose answer counted, held or not
   #renewals = 0; // renewals sent: a late answer goes on with the chain only if none was sent after it
@@ -110,9 +114,11 @@ export class Lease implements AsyncDisposable {
   #strayReleased = false; // what such a renewal may have renewed after the lease expired here was released
   #working = false; // runExclusive's work runs under it: another's release ends the hold under that work
   #claims = 0; // callers that end their own acquisition of this hold (a Lock's acquireOrThrow, runExclusive)
-  #claimed = false; // such a caller acquired it: once its claims end, nobody works under it
   #claimsMoved = false; // retired while holding: its callers' shares count on its successor
-  #renewEvery: number | undefined; // auto-extend's interval, ms: its own, or the shortest of `#inherited`
+  #ownClaims = 0; // of those, the callers that acquired this lease: shares moved in from older ones are not
+  #claimed = false; // such a caller acquired it: once `#ownClaims` are over, nobody works under it
+  #renewEvery: number | undefined; // auto-extend's interval, ms: `#ownInterval`, or the shortest of `#inherited`
+  #ownInterval: number | undefined; // its own auto-extend's, while its callers work
   // The auto-extend intervals of older leases it took a live hold over from (their own and those they had),
   // kept while their work may still go on under it: a plain lease's for as long as it holds.
   readonly #inherited = new Map<Lease, number>();
@@ -124,6 +130,7 @@ export class Lease implements AsyncDisposable {
     this.#tookHere = confirmed !== undefined;
     this.#hold = confirmed?.hold ?? "";
     this.#renewEvery = context.renewInterval;
+    this.#ownInterval = context.renewInterval;
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
     this.#watched = onLost !== undefined || renewInterval !== undefined || onEnd !== undefined;
@@ -199,7 +206,7 @@ export class Lease implements AsyncDisposable {
     // Released from now on: no renewal, no loss report. The Lock's next caller waits until Redis answered, or
     // the key surely expired (`#handOver`): this caller's `await using` after `release()`, or its retry of a
     // failed one, must still find its own lease current, not the next caller's.
-    this.#end(false);
+    this.#end(false, "released");
     const keyEndsAt = monotonicNow() + limit;
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
@@ -374,10 +381,13 @@ export class Lease implements AsyncDisposable {
     const followers = this.#followers.splice(0);
     this.#end();
     // A seed that never held tells `onLost` nothing (the instance's, the successor's already): its signal
-    // aborts, for a caller its late "held" answer told the hold was there. Callers that all ended their own
-    // acquisition of it (the last one's end may be what released the hold) are told nothing.
-    const told = () => !this.#claimed || this.#claims > 0;
-    successor.#followers.push(...followers, () => told() && this.#reportLoss("taken", this.#confirmed));
+    // aborts, for a caller its late "held" answer told the hold was there. Released once its callers all
+    // ended (the last one's end may be what released it), nothing was lost.
+    const follow = (ending: Ending) => {
+      if (ending !== "released") this.#reportLoss(ending, this.#confirmed);
+      else if (!this.#callersEnded) this.#reportLoss("taken", this.#confirmed);
+    };
+    successor.#followers.push(...followers, follow);
     successor.#watch();
   }
 
@@ -389,9 +399,18 @@ export class Lease implements AsyncDisposable {
     // Not a lease yet to hold (a seed): it renews only with auto-extend of its own.
     if (!this.active) return;
     for (const [lease, interval] of older.#inherited) this.#inherited.set(lease, interval);
-    const own = older.#c.renewInterval;
+    const own = older.#ownInterval;
     if (own !== undefined) this.#inherited.set(older, own);
     this.#renewAtLeast();
+    // A take never shortens its token's hold, but it may have found it gone (released elsewhere, deleted)
+    // and made a new one. Taking over a hold whose lease here ran longer (or was yet to be read), its next
+    // renewal reads how long Redis keeps it, lest the hold end here (older callers told of a loss) while
+    // Redis holds on: the chain's next, even once it stops renewing for others; else one halfway through.
+    if (older.#deadline <= this.#deadline && !older.#topUp) return;
+    this.#topUp = true;
+    if (this.#renewEvery !== undefined) return;
+    this.#cancelRenewal?.();
+    this.#renewIn(Math.max(1, Math.floor((this.#deadline - monotonicNow()) / 2)));
   }
 
   /** `older`'s callers ended: renewals go back to what is left, maybe none. */
@@ -404,7 +423,7 @@ export class Lease implements AsyncDisposable {
     const own = this.#renewEvery;
     const cap = Math.max(1, Math.floor(this.#c.lease / 3));
     const intervals = [...this.#inherited.values()].map((interval) => Math.min(interval, cap));
-    const mine = this.#c.renewInterval;
+    const mine = this.#ownInterval;
     if (mine !== undefined) intervals.push(mine);
     this.#renewEvery = intervals.length > 0 ? Math.min(...intervals) : undefined;
     // Its chain goes on, at the new interval from its next renewal (none once undefined); else starts here.
@@ -433,6 +452,7 @@ export class Lease implements AsyncDisposable {
   /** @internal A caller that will end its acquisition itself holds this hold (see {@link Lease.endClaim}). */
   claim(): void {
     this.#claims += 1;
+    this.#ownClaims += 1;
     this.#claimed = true;
   }
 
@@ -442,11 +462,27 @@ export class Lease implements AsyncDisposable {
    * hold was lost or released before it was handed on: that caller was told).
    */
   endClaim(): Lease | undefined {
+    // A hold that ran out before this end (a stall kept its timer from running) was lost to this caller.
+    this.heir.#checkDeadline();
+    this.#ownClaims = Math.max(0, this.#ownClaims - 1);
+    // Its own callers ended: the hold, if others still share it, is not renewed for their work any more.
+    if (this.#ownClaims === 0) {
+      const heir = this.heir;
+      if (heir !== this) heir.#forget(this);
+      else if (this.#ownInterval !== undefined) {
+        this.#ownInterval = undefined;
+        this.#renewAtLeast();
+      }
+    }
+    return this.#endShare();
+  }
+
+  /** A share of this hold ended: it, or the newer lease its shares moved to, counts it. */
+  #endShare(): Lease | undefined {
+    const successor = this.#claimsMoved ? this.#successor : undefined;
+    if (successor) return successor.#endShare();
     this.#claims = Math.max(0, this.#claims - 1);
-    if (!this.#claimsMoved) return this.#claims === 0 && !this.#successor ? this : undefined;
-    // Its own callers ended: the newest lease of the hold need not renew for their work any more.
-    if (this.#claims === 0 && this.#claimed) this.heir.#forget(this);
-    return this.#successor?.endClaim();
+    return this.#claims === 0 && !this.#successor ? this : undefined;
   }
 
   /**
@@ -479,7 +515,7 @@ export class Lease implements AsyncDisposable {
     if (!this.#confirmed) return; // seeded, not yet acquired elsewhere: it may hold later (ask again then)
     if (reason === "taken") this.#gone = true;
     if (this.#ended) return;
-    this.#end();
+    this.#end(true, reason);
     // The stray's release first: a `release()` from onLost or the signal's listeners shares it.
     if (reason === "expired" && (this.#unsure || this.#extending > 0)) this.#releaseStray();
     this.#reportLoss(reason);
@@ -490,13 +526,18 @@ export class Lease implements AsyncDisposable {
     this.#lossReason = reason;
     const error = this.#lossError();
     this.#controller?.abort(error);
-    if (!tell) return;
+    if (!tell || this.#callersEnded) return; // its signal tells the hold is gone; nobody is left to call
     try {
       const result: unknown = this.#c.onLost?.(error);
       if (result instanceof Promise) result.catch(() => {}); // an async handler's rejection stays handled
     } catch {
       // Documented: onLost runs from timers, so its errors are ignored rather than thrown.
     }
+  }
+
+  /** Its callers all ended their acquisition of it (others may share the hold still): none is left to tell. */
+  get #callersEnded(): boolean {
+    return this.#claimed && this.#ownClaims === 0;
   }
 
   #lossError(): LockLostError {
@@ -670,14 +711,17 @@ export class Lease implements AsyncDisposable {
     this.#c.background(releasing);
   }
 
-  /** Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). */
-  #end(handOver = true): void {
+  /**
+   * Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). `ending`:
+   * how, as the leases it took the hold over from are told (what their callers ended is no loss to them).
+   */
+  #end(handOver = true, ending: Ending = "taken"): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#cancelDeadline?.();
     this.#cancelRenewal?.();
     if (handOver) this.#c.onEnd?.();
-    for (const follower of this.#followers.splice(0)) follower();
+    for (const follower of this.#followers.splice(0)) follower(ending);
   }
 }
 
