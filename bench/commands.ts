@@ -121,10 +121,14 @@ export async function measureCommands(
       put("contended win", await contendedWin(counted, holder, contender, shape.fast));
       put("contended fail", await contendedFail(counted, holder, contender, shape.slow));
       put("long wait", await longWait(counted, holder, contender, shape.slow, { polls: LONG_WAIT_POLLS }));
+      // Each sample on a lock of its own: a wait on the last sample's lock would join its subscription, kept
+      // a moment after its wait ended, and pay no SUBSCRIBE, which a wait on its own does.
+      let sample = 0;
+      const wakeHolder = () => library.lock(id(`wake-${++sample}`), holderRedis);
       const wakeContender = (retry?: typeof LONG_WAIT_RETRY) =>
-        library.lock(id("contended"), wakeRedis, retry);
+        library.lock(id(`wake-${sample}`), wakeRedis, retry);
       const hold = { ms: LONG_WAIT_HOLD_MS };
-      put("long wait, wake-ups", await longWait(counted, holder, wakeContender, shape.slow, hold));
+      put("long wait, wake-ups", await longWait(counted, wakeHolder, wakeContender, shape.slow, hold));
     }
     const row = (id: string, operation: string, scenario: string): CommandRow => {
       const [ours, v021] = [costs.ours.get(id), costs.v021.get(id)];
