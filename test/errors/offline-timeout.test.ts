@@ -8,10 +8,10 @@
 // tell a command that waited for a connection (not ready from its send to its failure).
 import { createServer } from "node:net";
 import { Redis as IoRedis } from "ioredis";
-import { createClient } from "redis";
+import { createClient, type RedisClientType } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { Lock, LockRedisError } from "../../src/index";
-import { startRedisServer } from "../../stack/redis-server";
+import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 
 const opened: IoRedis[] = [];
 afterAll(() => {
@@ -41,54 +41,49 @@ describe("ioredis with commandTimeout, Redis refusing connections", () => {
   });
 });
 
-describe("node-redis with socketTimeout, Redis frozen with a try in flight", () => {
-  it("says Redis did not answer, not that it could not be reached", async () => {
-    const server = await startRedisServer();
-    const client = createClient({
-      url: server.url,
-      socket: { socketTimeout: 300, reconnectStrategy: false },
-    });
-    client.on("error", () => {});
-    try {
+/**
+ * Runs `tryIt` with a node-redis client that times out a socket silent for 300 ms and never reconnects, on a
+ * fresh Redis it may freeze; the reason the lock's error gives.
+ */
+async function nodeRedisReason(
+  tryIt: (client: RedisClientType, server: RedisServerHandle) => Promise<unknown>,
+): Promise<string> {
+  const server = await startRedisServer();
+  const client: RedisClientType = createClient({
+    url: server.url,
+    socket: { socketTimeout: 300, reconnectStrategy: false },
+  });
+  client.on("error", () => {});
+  try {
+    const error = await tryIt(client, server).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockRedisError);
+    return (error as LockRedisError).reason;
+  } finally {
+    server.thaw();
+    client.destroy();
+    await server.stop();
+  }
+}
+
+describe("node-redis with socketTimeout", () => {
+  it("says Redis did not answer when it froze with a try in flight", async () => {
+    const reason = await nodeRedisReason(async (client, server) => {
       await client.connect();
-      const id = `review-today:${crypto.randomUUID()}`;
-      const lock = new Lock({ id, redis: client, lease: 5_000 });
+      const lock = new Lock({ id: `review-today:${crypto.randomUUID()}`, redis: client, lease: 5_000 });
       await lock.getStatus(); // connected and answering
       server.freeze();
-      const error = await lock.acquire({ retry: { attempts: 1 } }).catch((caught: unknown) => caught);
-      server.thaw();
-      expect(error).toBeInstanceOf(LockRedisError);
-      expect((error as LockRedisError).reason).toMatch(/^Redis did not answer/);
-    } finally {
-      server.thaw();
-      client.destroy();
-      await server.stop();
-    }
-  });
-});
-
-describe("node-redis with socketTimeout, a try queued while it connects to a frozen Redis", () => {
-  it("says Redis did not answer: the queue went out with the handshake, and the try ran", async () => {
-    const server = await startRedisServer();
-    const client = createClient({
-      url: server.url,
-      socket: { socketTimeout: 300, reconnectStrategy: false },
+      return lock.acquire({ retry: { attempts: 1 } });
     });
-    client.on("error", () => {});
-    try {
+    expect(reason).toMatch(/^Redis did not answer/);
+  });
+
+  it("says Redis did not answer for a try queued while it connects: the queue goes with the handshake", async () => {
+    const reason = await nodeRedisReason(async (client, server) => {
       server.freeze();
       const connecting = client.connect().catch(() => {});
-      const id = `review-today:${crypto.randomUUID()}`;
-      const lock = new Lock({ id, redis: client, lease: 30_000 });
-      const error = await lock.acquire({ retry: { attempts: 1 } }).catch((caught: unknown) => caught);
-      await connecting;
-      server.thaw();
-      expect(error).toBeInstanceOf(LockRedisError);
-      expect((error as LockRedisError).reason).toMatch(/^Redis did not answer/);
-    } finally {
-      server.thaw();
-      client.destroy();
-      await server.stop();
-    }
+      const lock = new Lock({ id: `review-today:${crypto.randomUUID()}`, redis: client, lease: 30_000 });
+      return lock.acquire({ retry: { attempts: 1 } }).finally(() => connecting);
+    });
+    expect(reason).toMatch(/^Redis did not answer/);
   });
 });

@@ -8,27 +8,13 @@
 // Review helper-139 (stop 50, by reading), confirmed here: such a lost lease's `getStatus()` asked about any
 // hold of the uuid and answered "ACQUIRED" for the re-run's hold, while its `extend()` said false: code that
 // checks the status before going on with its work would have run beside the re-run.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { FairLock, type Lease, Lock, type RedisClient, Semaphore } from "../../src/index";
+import { describe, expect, it } from "vitest";
+import { FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
-import { clientFor, usePrivateStack } from "./support/endpoints";
+import { useBothClients } from "./support/both-clients";
 import { pause } from "./support/time";
 
-const stack = usePrivateStack();
-const opened: IoRedis[] = [];
-afterAll(() => {
-  for (const client of opened) client.disconnect();
-});
-const clients: Record<"ioredis" | "upstash", () => RedisClient> = {
-  ioredis: () => {
-    const client = new IoRedis(stack().redis.url);
-    client.on("error", () => {});
-    opened.push(client);
-    return client;
-  },
-  upstash: () => clientFor(stack().endpoint),
-};
+const { stack, clients } = useBothClients();
 
 describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
   describe.each([

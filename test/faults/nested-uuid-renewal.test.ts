@@ -4,28 +4,13 @@
 // after the inner ended, its hold ran out in Redis, its signal aborted and `onLost` ran, while it believed
 // itself exclusive; another process could have taken the lock. A lease taking over a live hold renews it at
 // least as often as the lease it took it from did.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock } from "../../src/index";
 import { uniqueId } from "../support/redis";
-import { clientFor, usePrivateStack } from "./support/endpoints";
+import { useBothClients } from "./support/both-clients";
 import { pause } from "./support/time";
 
-const stack = usePrivateStack();
-const opened: IoRedis[] = [];
-afterAll(() => {
-  for (const client of opened) client.disconnect();
-});
-const ioredis = (): IoRedis => {
-  const client = new IoRedis(stack().redis.url);
-  client.on("error", () => {});
-  opened.push(client);
-  return client;
-};
-const clients: Record<"ioredis" | "upstash", () => RedisClient> = {
-  ioredis,
-  upstash: () => clientFor(stack().endpoint),
-};
+const { ioredis, clients } = useBothClients();
 
 describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
   it.each([

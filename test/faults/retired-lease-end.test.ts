@@ -3,93 +3,122 @@
 // (retired) lease was told it had lost its hold ("taken": its signal aborted, `onLost` ran), whichever ended
 // first, though nothing was lost: its own callers had ended. And the newer lease kept renewing at the outer
 // one's auto-extend interval after the outer ended, for as long as it held (a 50 ms interval on a 30 s lease).
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock, type LockAcquireConfig } from "../../src/index";
 import { uniqueId } from "../support/redis";
-import { clientFor, usePrivateStack } from "./support/endpoints";
+import { type ClientName, useBothClients } from "./support/both-clients";
 import { pause } from "./support/time";
 
-const stack = usePrivateStack();
-const opened: IoRedis[] = [];
-afterAll(() => {
-  for (const client of opened) client.disconnect();
-});
-const ioredis = (): IoRedis => {
-  const client = new IoRedis(stack().redis.url);
-  client.on("error", () => {});
-  opened.push(client);
-  return client;
-};
-const clients: Record<"ioredis" | "upstash", () => RedisClient> = {
-  ioredis,
-  upstash: () => clientFor(stack().endpoint),
-};
+const { ioredis, clients } = useBothClients();
 const kinds = [
   ["Lock", Lock],
   ["FairLock", FairLock],
 ] as const;
+type Kind = (typeof kinds)[number][1];
+type Inner = (lock: Lock, uuid: string) => Promise<unknown>;
+/** An inner acquisition of `uuid` that ends before the hold is taken: its signal, its `onLost` given. */
+type Takes = (lock: Lock, uuid: string, onLost: () => void) => Promise<AbortSignal>;
+
+/** An inner runExclusive of `uuid` started in the outer one's work: it holds when this settles. */
+type Starts = (lock: Lock, uuid: string, onLost: () => void) => Promise<{ running: Promise<unknown> }>;
+const endings: [string, Starts, "held" | "released"][] = [
+  [
+    "the inner one ends first",
+    async (lock, uuid, onLost) => {
+      await lock.runExclusive(() => pause(50), { uuid, onLost });
+      return { running: Promise.resolve() };
+    },
+    "released",
+  ],
+  [
+    "the inner one outlives the outer one",
+    (lock, uuid, onLost) =>
+      new Promise((entered) => {
+        const running: Promise<unknown> = lock.runExclusive(
+          async () => {
+            entered({ running });
+            await pause(300);
+          },
+          { uuid, onLost },
+        );
+      }),
+    "held",
+  ],
+];
+
+/**
+ * Runs `inner` inside an outer `runExclusive` of one uuid (a 30 s lease unless `outer` says otherwise), then
+ * the outer work goes on a second: what it sees then, and the reasons its `onLost` was told.
+ */
+async function afterInner(Kind: Kind, client: ClientName, inner: Inner, outer: LockAcquireConfig = {}) {
+  const id = uniqueId("retired-lease-end");
+  const uuid = crypto.randomUUID();
+  const lost: string[] = [];
+  const lock = new Kind({ id, redis: clients[client]() });
+  const seen = await lock.runExclusive(
+    async (signal) => {
+      await inner(lock, uuid);
+      await pause(1_000);
+      return { aborted: signal.aborted, key: await ioredis().get(id), left: await ioredis().pttl(id) };
+    },
+    { uuid, lease: 30_000, onLost: (error) => lost.push(error.reason), ...outer },
+  );
+  return { ...seen, lost, uuid };
+}
+
+/**
+ * Runs `inner` inside an outer `runExclusive` of one uuid; once it ended, another owner takes the key, and
+ * the newest lease finds it: whose `onLost` was called, and whether the outer and the inner signals aborted.
+ */
+async function takenAfterInner(Kind: Kind, client: ClientName, inner: Takes) {
+  const id = uniqueId("retired-lease-end");
+  const uuid = crypto.randomUUID();
+  const lost: string[] = [];
+  const lock = new Kind({ id, redis: clients[client](), lease: 5_000 });
+  let innerSignal: AbortSignal | undefined;
+  const outer = await lock.runExclusive(
+    async (signal) => {
+      innerSignal = await inner(lock, uuid, () => lost.push("inner"));
+      expect(await ioredis().get(id)).toBe(uuid); // the outer work goes on under the hold
+      await ioredis().set(id, "another owner");
+      await lock.getStatus(); // the newest lease finds it
+      await pause(50);
+      return signal;
+    },
+    { uuid, onLost: () => lost.push("outer") },
+  );
+  return { lost, outer: outer.aborted, inner: innerSignal?.aborted };
+}
 
 describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
-  it.each(kinds)(
-    "%s: nested runExclusive calls of one uuid that end in turn tell no one a loss",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name](), lease: 2_000 });
-      const outerSignal = await lock.runExclusive(
-        async (signal) => {
-          await lock.runExclusive(() => pause(50), { uuid, onLost: () => lost.push("inner") });
-          return signal;
-        },
-        { uuid, onLost: () => lost.push("outer") },
-      );
-      await pause(50); // a report would come with the release, before runExclusive returns
-      expect({ lost, aborted: outerSignal.aborted, key: await ioredis().get(id) }).toEqual({
-        lost: [],
-        aborted: false,
-        key: null,
-      });
-    },
-    20_000,
-  );
-
-  it.each(kinds)(
-    "%s: an inner runExclusive that outlives the outer one tells the outer no loss at its end",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name](), lease: 2_000 });
-      let inner: Promise<unknown> = Promise.resolve();
-      const outerSignal = await lock.runExclusive(
-        async (signal) => {
-          // The inner one holds (took the hold over) before the outer ends.
-          await new Promise<void>((entered) => {
-            inner = lock.runExclusive(
-              async () => {
-                entered();
-                await pause(300);
-              },
-              { uuid, onLost: () => lost.push("inner") },
-            );
-          });
-          return signal;
-        },
-        { uuid, onLost: () => lost.push("outer") },
-      );
-      expect(await ioredis().get(id)).toBe(uuid); // the inner one's work still runs under the hold
-      await inner;
-      await pause(50);
-      expect({ lost, aborted: outerSignal.aborted, key: await ioredis().get(id) }).toEqual({
-        lost: [],
-        aborted: false,
-        key: null,
-      });
-    },
-    20_000,
-  );
+  describe.each(kinds)("%s: nested runExclusive calls of one uuid", (_kind, Kind) => {
+    it.each(endings)(
+      "%s: no one is told a loss, and the last end releases",
+      async (_ending, start, after) => {
+        const id = uniqueId("retired-lease-end");
+        const uuid = crypto.randomUUID();
+        const lost: string[] = [];
+        const lock = new Kind({ id, redis: clients[name](), lease: 2_000 });
+        let inner: Promise<unknown> = Promise.resolve();
+        const outerSignal = await lock.runExclusive(
+          async (signal) => {
+            inner = (await start(lock, uuid, () => lost.push("inner"))).running;
+            return signal;
+          },
+          { uuid, onLost: () => lost.push("outer") },
+        );
+        expect(await ioredis().get(id)).toBe(after === "held" ? uuid : null); // as the outer one ends
+        await inner;
+        await pause(50); // a report would come with the release, before runExclusive returns
+        expect({ lost, aborted: outerSignal.aborted, key: await ioredis().get(id) }).toEqual({
+          lost: [],
+          aborted: false,
+          key: null,
+        });
+      },
+      20_000,
+    );
+  });
 
   it.each(kinds)(
     "%s: a hold taken over from an auto-extended one stops its renewals when that one's callers ended",
@@ -128,117 +157,67 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     20_000,
   );
 
-  it.each(kinds)(
-    "%s: a middle lease whose callers ended calls no onLost when the outer one's hold is taken",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      let middle: AbortSignal | undefined;
-      const outer = await lock.runExclusive(
-        async (signal) => {
-          await lock.runExclusive(
-            async (inner) => {
-              middle = inner;
-              expect(await lock.acquire({ uuid })).toBe(true); // a plain re-acquire, newest of the three
-            },
-            { uuid, onLost: () => lost.push("middle") },
-          );
-          expect(await ioredis().get(id)).toBe(uuid); // the outer work goes on under the hold
-          await ioredis().set(id, "another owner");
-          await lock.getStatus(); // the newest lease finds it
-          await pause(50);
-          return signal;
-        },
-        { uuid, onLost: () => lost.push("outer") },
-      );
-      // The middle one's signal tells the hold is gone (as the instance's does); its onLost is not called.
-      expect({ lost, outer: outer.aborted, middle: middle?.aborted }).toEqual({
-        lost: ["outer"],
-        outer: true,
-        middle: true,
-      });
-    },
-    20_000,
-  );
+  // The middle or newest lease's callers ended: its `onLost` is not called, but its signal tells the hold is
+  // gone, as the instance's does.
+  const innerShapes: [string, Takes][] = [
+    [
+      "a middle lease (a plain re-acquire in it is the newest)",
+      (lock, uuid, onLost) =>
+        lock.runExclusive(
+          async (signal) => {
+            expect(await lock.acquire({ uuid })).toBe(true);
+            return signal;
+          },
+          { uuid, onLost },
+        ),
+    ],
+    [
+      "the newest lease",
+      (lock, uuid, onLost) => lock.runExclusive(async (signal) => signal, { uuid, onLost }),
+    ],
+  ];
+  describe.each(kinds)("%s: the outer one's hold taken", (_kind, Kind) => {
+    it.each(innerShapes)(
+      "%s whose callers ended calls no onLost",
+      async (_shape, inner) => {
+        expect(await takenAfterInner(Kind, name, inner)).toEqual({
+          lost: ["outer"],
+          outer: true,
+          inner: true,
+        });
+      },
+      20_000,
+    );
+  });
 
-  it.each(kinds)(
-    "%s: a middle lease's auto-extend stops when its callers end, though a newer one holds",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lock = new Kind({ id, redis: clients[name]() });
-      const lease = 30_000;
-      const left = await lock.runExclusive(
-        async () => {
-          await lock.runExclusive(
-            async () => {
-              expect(await lock.acquire({ uuid, lease })).toBe(true);
-            },
-            { uuid, lease: 300, autoExtend: { interval: 50 } },
-          );
-          await pause(1_000);
-          return ioredis().pttl(id);
-        },
-        { uuid, lease },
-      );
-      expect(left).toBeLessThanOrEqual(lease - 500); // see the first renewal case
-    },
-    20_000,
-  );
-
-  it.each(kinds)(
-    "%s: the newest lease's own auto-extend stops when its callers end, though an older one shares the hold",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lock = new Kind({ id, redis: clients[name]() });
-      const lease = 30_000;
-      const left = await lock.runExclusive(
-        async () => {
-          await lock.runExclusive(() => pause(10), { uuid, lease, autoExtend: { interval: 50 } });
-          await pause(1_000);
-          return ioredis().pttl(id);
-        },
-        { uuid, lease },
-      );
-      expect(left).toBeLessThanOrEqual(lease - 500);
-    },
-    20_000,
-  );
-
-  it.each(kinds)(
-    "%s: the newest lease whose callers ended calls no onLost when the older one's hold is taken",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      let inner: AbortSignal | undefined;
-      const outer = await lock.runExclusive(
-        async (signal) => {
-          await lock.runExclusive(
-            (own) => {
-              inner = own;
-            },
-            { uuid, onLost: () => lost.push("inner") },
-          );
-          await ioredis().set(id, "another owner");
-          await lock.getStatus();
-          await pause(50);
-          return signal;
-        },
-        { uuid, onLost: () => lost.push("outer") },
-      );
-      expect({ lost, outer: outer.aborted, inner: inner?.aborted }).toEqual({
-        lost: ["outer"],
-        outer: true,
-        inner: true,
-      });
-    },
-    20_000,
-  );
+  // Renewed every 50 ms, the key would have about 29,950 ms left; with no renewal sent after the auto-extended
+  // callers ended, at most 29,000 and one renewal's round trip (a stall only lowers it further).
+  const renewing: [string, Inner][] = [
+    [
+      "a middle lease's, though a newer one holds",
+      (lock, uuid) =>
+        lock.runExclusive(
+          async () => {
+            expect(await lock.acquire({ uuid, lease: 30_000 })).toBe(true);
+          },
+          { uuid, lease: 300, autoExtend: { interval: 50 } },
+        ),
+    ],
+    [
+      "the newest lease's own, though an older one shares the hold",
+      (lock, uuid) =>
+        lock.runExclusive(() => pause(10), { uuid, lease: 30_000, autoExtend: { interval: 50 } }),
+    ],
+  ];
+  describe.each(kinds)("%s: auto-extend stops when its callers end", (_kind, Kind) => {
+    it.each(renewing)(
+      "%s",
+      async (_shape, inner) => {
+        expect((await afterInner(Kind, name, inner)).left).toBeLessThanOrEqual(30_000 - 500);
+      },
+      20_000,
+    );
+  });
 
   // Review helper-151's suspect, confirmed: an older lease was told "taken" whatever ended the hold.
   it.each(kinds)(
@@ -267,32 +246,12 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
 
   // Review helper-155 (2/2 on each version): a take never shortens its token's hold in Redis, but the newer
   // lease counted its own, shorter lease: it "expired" here under the older one's work, which was told so.
-  // It reads the hold's time from Redis halfway through its lease (one renewal): taking the older lease's
-  // deadline instead held on here after the hold was gone from Redis (review helper-156, next case).
-  it.each(kinds)(
-    "%s: a shorter inner lease of the uuid leaves the outer one's hold as long as Redis keeps it",
-    async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name]() });
-      const seen = await lock.runExclusive(
-        async (signal) => {
-          await lock.runExclusive(() => pause(100), { uuid, lease: 300 });
-          await pause(1_000); // past the inner lease, well within the outer one's
-          return { aborted: signal.aborted, key: await ioredis().get(id) };
-        },
-        { uuid, lease: 30_000, onLost: (error) => lost.push(error.reason) },
-      );
-      expect({ lost, ...seen }).toEqual({ lost: [], aborted: false, key: uuid });
-    },
-    20_000,
-  );
-
-  // Review helper-157 (24/24, 8/8, 4/4): the renewal that reads the hold was lost when a third lease took the
-  // hold over before it went, or when the inner lease's auto-extend (or the outer one's, inherited) stood in
-  // for it and then stopped with its callers.
-  const shapes: [string, (lock: Lock, uuid: string) => Promise<unknown>][] = [
+  // It reads the hold's time from Redis with its next renewal: taking the older lease's deadline instead held
+  // on here after the hold was gone from Redis (review helper-156, the last case). Review helper-157 (24/24,
+  // 8/8, 4/4): that renewal was lost when a third lease took the hold over before it went, or when the inner
+  // lease's auto-extend stood in for it and then stopped with its callers.
+  const shorter: [string, Inner][] = [
+    ["an inner runExclusive", (lock, uuid) => lock.runExclusive(() => pause(100), { uuid, lease: 300 })],
     [
       "a third, plain re-acquire at once",
       (lock, uuid) => lock.runExclusive(() => lock.acquire({ uuid, lease: 300 }), { uuid, lease: 300 }),
@@ -310,23 +269,12 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       (lock, uuid) => lock.runExclusive(() => pause(10), { uuid, lease: 300, autoExtend: { interval: 100 } }),
     ],
   ];
-  describe.each(kinds)("%s: a shorter inner lease, then", (_kind, Kind) => {
-    it.each(shapes)(
+  describe.each(kinds)("%s: a shorter inner lease", (_kind, Kind) => {
+    it.each(shorter)(
       "%s: the outer one's hold lasts as Redis keeps it",
       async (_shape, inner) => {
-        const id = uniqueId("retired-lease-end");
-        const uuid = crypto.randomUUID();
-        const lost: string[] = [];
-        const lock = new Kind({ id, redis: clients[name]() });
-        const seen = await lock.runExclusive(
-          async (signal) => {
-            await inner(lock, uuid);
-            await pause(1_000);
-            return { aborted: signal.aborted, key: await ioredis().get(id) };
-          },
-          { uuid, lease: 30_000, onLost: (error) => lost.push(error.reason) },
-        );
-        expect({ lost, ...seen }).toEqual({ lost: [], aborted: false, key: uuid });
+        const { lost, aborted, key, uuid } = await afterInner(Kind, name, inner);
+        expect({ lost, aborted, key }).toEqual({ lost: [], aborted: false, key: uuid });
       },
       20_000,
     );
