@@ -343,7 +343,7 @@ describe.each(kinds)("%s: a release and a same-uuid acquisition at once", (_name
     const redis = newRedis();
     const uuid = crypto.randomUUID();
     const one = make(uniqueId("expired-then-again"), redis);
-    const first = await one.acquire({ uuid, lease: 200 });
+    const first = await one.acquire({ uuid, lease: 600 });
     await waitUntil(() => first.signal.aborted, "the first lease ran out");
     const second = await one.acquire({ uuid, lease: 10_000 });
     expect(await first.release()).toBe(false);

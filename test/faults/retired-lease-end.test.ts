@@ -146,7 +146,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
             );
           });
         },
-        { uuid, lease: 300, autoExtend: { interval: 50 } },
+        { uuid, lease: 600, autoExtend: { interval: 50 } },
       );
       endOuter();
       // Renewed every 50 ms, the key would have about 29,950 ms left; with no renewal sent after the outer
@@ -200,7 +200,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
           async () => {
             expect(await lock.acquire({ uuid, lease: 30_000 })).toBe(true);
           },
-          { uuid, lease: 300, autoExtend: { interval: 50 } },
+          { uuid, lease: 600, autoExtend: { interval: 50 } },
         ),
     ],
     [
@@ -251,22 +251,22 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
   // 8/8, 4/4): that renewal was lost when a third lease took the hold over before it went, or when the inner
   // lease's auto-extend stood in for it and then stopped with its callers.
   const shorter: [string, Inner][] = [
-    ["an inner runExclusive", (lock, uuid) => lock.runExclusive(() => pause(100), { uuid, lease: 300 })],
+    ["an inner runExclusive", (lock, uuid) => lock.runExclusive(() => pause(100), { uuid, lease: 600 })],
     [
       "a third, plain re-acquire at once",
-      (lock, uuid) => lock.runExclusive(() => lock.acquire({ uuid, lease: 300 }), { uuid, lease: 300 }),
+      (lock, uuid) => lock.runExclusive(() => lock.acquire({ uuid, lease: 600 }), { uuid, lease: 600 }),
     ],
     [
       "a third, nested runExclusive at once",
       (lock, uuid) =>
-        lock.runExclusive(() => lock.runExclusive(() => pause(10), { uuid, lease: 300 }), {
+        lock.runExclusive(() => lock.runExclusive(() => pause(10), { uuid, lease: 600 }), {
           uuid,
-          lease: 300,
+          lease: 600,
         }),
     ],
     [
       "its own auto-extend, ended before its first renewal",
-      (lock, uuid) => lock.runExclusive(() => pause(10), { uuid, lease: 300, autoExtend: { interval: 100 } }),
+      (lock, uuid) => lock.runExclusive(() => pause(10), { uuid, lease: 600, autoExtend: { interval: 100 } }),
     ],
   ];
   describe.each(kinds)("%s: a shorter inner lease", (_kind, Kind) => {

@@ -100,12 +100,12 @@ describe("fencing tokens", () => {
     const { FencedStore, writeUnderLock } = await import("../../examples/fencing");
     const id = uniqueId("fenced-store");
     const store = new FencedStore();
-    const old = new Lock({ id, redis, lease: 200, fencing: true });
+    const old = new Lock({ id, redis, lease: 600, fencing: true });
     await old.acquireOrThrow();
     const oldToken = old.fencingToken as number;
 
     // The old holder pauses past its lease; a new holder takes the lock and writes.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, 800));
     const current = new Lock({ id, redis, fencing: true });
     expect(await writeUnderLock(current, store, "report", "new")).toBe(true);
     expect(current.fencingToken).toBeUndefined();

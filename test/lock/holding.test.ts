@@ -40,7 +40,8 @@ describe("remaining lease and signal", () => {
 
   it("without auto-extend, the signal aborts (reason expired) when the lease runs out locally", async () => {
     const onLost = vi.fn();
-    const lock = new Lock({ id: uniqueId("expires"), redis, lease: 200, onLost });
+    // 600 ms, not less: an acquire's bound is its lease, and loaded runs have seen a reply take 988 ms.
+    const lock = new Lock({ id: uniqueId("expires"), redis, lease: 600, onLost });
     await lock.acquireOrThrow();
     const signal = lock.signal;
     await aborted(signal, 2_000);
@@ -77,7 +78,7 @@ describe("remaining lease and signal", () => {
     const throwing = new Lock({
       id: uniqueId("throwing-onlost"),
       redis,
-      lease: 100,
+      lease: 500,
       onLost: () => {
         throw new Error("handler bug");
       },
@@ -85,14 +86,14 @@ describe("remaining lease and signal", () => {
     const rejecting = new Lock({
       id: uniqueId("rejecting-onlost"),
       redis,
-      lease: 100,
+      lease: 500,
       onLost: async () => {
         throw new Error("async handler bug");
       },
     });
     await throwing.acquireOrThrow();
     await rejecting.acquireOrThrow();
-    await pause(300);
+    await pause(700);
     // Reaching here without an unhandled error (the suite fails on those) is the assertion.
     expect(lossOf(throwing.signal).reason).toBe("expired");
     expect(lossOf(rejecting.signal).reason).toBe("expired");
@@ -117,9 +118,9 @@ describe("auto-extend", () => {
 
   it("per-acquire settings override the lock's, for that acquisition only", async () => {
     const id = uniqueId("auto-extend-override");
-    const lock = new Lock({ id, redis, lease: 250 });
-    await lock.acquireOrThrow({ autoExtend: { interval: 50 } });
-    await pause(600);
+    const lock = new Lock({ id, redis, lease: 800 });
+    await lock.acquireOrThrow({ autoExtend: { interval: 100 } });
+    await pause(1_300);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     await lock.release();
 
@@ -220,7 +221,7 @@ describe("runExclusive", () => {
 describe("renewals never shorten what is left", () => {
   it("an extend() beyond the lease survives the renewals that follow it", async () => {
     const id = uniqueId("renew-keeps-extend");
-    const lock = new Lock({ id, redis, lease: 300, autoExtend: { interval: 100 } });
+    const lock = new Lock({ id, redis, lease: 1_000, autoExtend: { interval: 100 } });
     await lock.acquireOrThrow();
     expect(await lock.extend(5_000)).toBe(true);
     await pause(450); // four renewals
@@ -235,16 +236,16 @@ describe("a lock seeded with a uuid", () => {
   it("starts holding when getStatus() confirms it: signal, remainingMs and auto-extend work", async () => {
     const id = uniqueId("seeded-hold");
     const uuid = crypto.randomUUID();
-    const origin = new Lock({ id, redis, lease: 400 });
+    const origin = new Lock({ id, redis, lease: 800 });
     await origin.acquireOrThrow({ uuid });
 
-    const seeded = new Lock({ id, redis, uuid, lease: 400, autoExtend: { interval: 100 } });
+    const seeded = new Lock({ id, redis, uuid, lease: 800, autoExtend: { interval: 100 } });
     expect(seeded.remainingMs).toBe(0);
     expect(await seeded.getStatus()).toBe("ACQUIRED");
     const signal = seeded.signal;
     expect(signal.aborted).toBe(false);
-    expect(seeded.remainingMs).toBeGreaterThan(200);
-    await pause(900); // past the original lease: only the seeded lock's renewals keep it
+    expect(seeded.remainingMs).toBeGreaterThan(400);
+    await pause(1_500); // past the original lease: only the seeded lock's renewals keep it
     expect(signal.aborted).toBe(false);
     expect(await redis.get(id)).toBe(uuid);
     expect(await seeded.release()).toBe(true);

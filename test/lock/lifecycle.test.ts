@@ -178,10 +178,10 @@ describe("item 10: runExclusive on a frozen Redis", () => {
 describe("item 11: the signal agrees with remainingMs", () => {
   it("after a synchronous stall past the deadline, the signal reads aborted at once", async () => {
     const { endpoint } = stack();
-    const lock = new Lock({ id: uniqueId("stall"), redis: clientFor(endpoint), lease: 100 });
+    const lock = new Lock({ id: uniqueId("stall"), redis: clientFor(endpoint), lease: 600 });
     expect(await lock.acquire()).toBe(true);
     const signal = lock.signal;
-    const until = performance.now() + 150;
+    const until = performance.now() + 650;
     while (performance.now() < until) {
       // a synchronous stall: no timer can run
     }

@@ -43,9 +43,9 @@ describe("Semaphore", () => {
   it("an expired holder frees its permit by itself", async () => {
     const id = uniqueId("sem-expiry");
     const [short, waiter] = holders(id, 2, 1) as [Semaphore, Semaphore];
-    const expiring = held(await short.acquire({ lease: 200 }));
+    const expiring = held(await short.acquire({ lease: 600 }));
     expect(await waiter.acquire()).toBeUndefined();
-    await pause(300);
+    await pause(800);
     const next = held(await waiter.acquire());
     expect(await expiring.getStatus()).toBe("FREE");
     await next.release();
