@@ -110,7 +110,7 @@ describe("a stall past the lease, then the release: the loss is reported first",
     ["runExclusive", {}],
   ])("%s: onLost and the work's signal say 'expired'", async (_name, options) => {
     const onLost = vi.fn();
-    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 400, onLost, ...options });
+    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 600, onLost, ...options });
     let seen: AbortSignal | undefined;
     expect(
       await lock.runExclusive((signal) => {
@@ -126,7 +126,7 @@ describe("a stall past the lease, then the release: the loss is reported first",
 
   it("release() after acquireOrThrow(): onLost says 'expired', and the release answers false", async () => {
     const onLost = vi.fn();
-    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 400, onLost, fencing: true });
+    const lock = new Lock({ id: uniqueId("stall"), redis: wire().direct, lease: 600, onLost, fencing: true });
     await lock.acquireOrThrow();
     expect(lock.fencingToken).toEqual(expect.any(Number));
     stall(1_000);

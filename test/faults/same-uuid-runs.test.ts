@@ -201,7 +201,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       // hold of its uuid, which then outlived its own scope, for good with autoExtend.
       const id = uniqueId("same-uuid-expired-share");
       const uuid = crypto.randomUUID();
-      const lock = new Lock({ id, redis: clients[name](), lease: 400 });
+      const lock = new Lock({ id, redis: clients[name](), lease: 600 });
       const stale = await lock.acquireOrThrow({ uuid });
       await pause(900); // its lease is over, here and in Redis
       {
@@ -222,7 +222,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
   it("a plain re-acquire made in a scope after its lease ran out ends with the scope", async () => {
     const id = uniqueId("same-uuid-reacquire-expired");
     const uuid = crypto.randomUUID();
-    const lock = new Lock({ id, redis: clients[name](), lease: 400 });
+    const lock = new Lock({ id, redis: clients[name](), lease: 600 });
     {
       await using held = await lock.acquireOrThrow({ uuid });
       await pause(900); // its lease ran out, here and in Redis
@@ -242,7 +242,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     async (statusCheck) => {
       const id = uniqueId("same-uuid-run-expired");
       const uuid = crypto.randomUUID();
-      const here = new Lock({ id, redis: clients[name](), lease: 400 });
+      const here = new Lock({ id, redis: clients[name](), lease: 600 });
       const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
       let finish!: () => void;
       const run = here.runExclusive(
