@@ -71,6 +71,30 @@ describe("a seeded lock whose hold ended", () => {
     expect(await seeded.release()).toBe(true);
     expect(await direct.get(id)).toBeNull();
   });
+
+  // Review helper-161 (stop 53) found the docs said a seed acts on any hold of its uuid, without this
+  // exception: a seed that released is done, lest a second release (`await using` after `release()`) end
+  // the uuid's next hold, a re-run's.
+  it("released here, it is done: the uuid's next hold is not its to read or end", async () => {
+    const { direct, faulty } = wire();
+    const id = uniqueId("seeded-released");
+    const uuid = crypto.randomUUID();
+    const owner = new Lock({ id, redis: direct, lease: 10_000 });
+    const seeded = new Lock({ id, redis: faulty, uuid, lease: 10_000 });
+    expect(await owner.acquire({ uuid })).toBe(true);
+    expect(await seeded.getStatus()).toBe("ACQUIRED");
+    expect(await seeded.release()).toBe(true);
+    expect(await owner.acquire({ uuid })).toBe(true); // the same job, started again
+    const before = wire().requests();
+    const answers = [await seeded.getStatus(), await seeded.extend(1_000), await seeded.release()];
+    expect({ answers, sent: wire().requests() - before }).toEqual({
+      answers: ["FREE", false, false],
+      sent: 0,
+    });
+    const fresh = new Lock({ id, redis: direct, uuid });
+    expect(await fresh.getStatus()).toBe("ACQUIRED");
+    expect(await fresh.release()).toBe(true);
+  });
 });
 
 describe("a lock of a chosen uuid, released here", () => {
