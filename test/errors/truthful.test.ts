@@ -156,14 +156,14 @@ describe("errors that tell what happened", () => {
     const lock = new Lock({
       id: uniqueId("quorum-pause"),
       redis: quorum(members),
-      lease: 300,
+      lease: 900, // each member is waited for a third of it, the round sent again after the block too
       retry: { attempts: 1 },
     });
     const acquiring = lock.acquire().catch((error: unknown) => error);
     // Unrelated work blocks the process past the lease while the round is in flight: the round used to throw
     // "0 of 3 instances failed" with `refused: true`, and the acquisition gave up as on a refusal.
     setTimeout(() => {
-      const end = performance.now() + 400;
+      const end = performance.now() + 1_200;
       while (performance.now() < end) {}
     }, 1);
     const outcome = await acquiring;

@@ -188,14 +188,14 @@ describe.each([
     const { faulty, direct, passThrough } = wire();
     const id = uniqueId("held-uuid-status");
     const uuid = crypto.randomUUID();
-    passThrough.faults.delayRepliesNext(1, 400);
+    passThrough.faults.delayRepliesNext(1, 2_000);
     const abandoning = make(id, faulty);
     await expect(abandoning.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({
       code: "LOCK_REDIS_ERROR",
     });
     const holder = seeded(id, direct, uuid);
     expect(await holder.getStatus()).toBe("ACQUIRED");
-    await pause(600); // the late answer arrives, and the undo runs
+    await pause(2_200); // the late answer arrives, and the undo runs
     await abandoning.pending;
     const stranger = make(id, direct);
     expect(await stranger.acquire({ retry: { attempts: 1 } })).toBeFalsy();
@@ -355,7 +355,7 @@ describe.each(kinds)("%s: a release and a same-uuid acquisition at once", (_name
   it("the older lease learns when the newer one's hold runs out, though nothing watches the newer one", async () => {
     const redis = newRedis();
     const uuid = crypto.randomUUID();
-    const one = make(uniqueId("unwatched-successor"), redis, 300);
+    const one = make(uniqueId("unwatched-successor"), redis, 1_000);
     const lost: string[] = [];
     await one.acquire({ uuid, onLost: (error) => lost.push(error.reason) });
     await one.acquire({ uuid });

@@ -22,11 +22,11 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       const id = uniqueId("nested-uuid-renewal");
       const uuid = crypto.randomUUID();
       const lost: string[] = [];
-      const lock = new Kind({ id, redis: clients[name](), lease: 600 });
+      const lock = new Kind({ id, redis: clients[name](), lease: 1_200 });
       const seen = await lock.runExclusive(
         async (signal, outer) => {
           await lock.runExclusive(() => pause(300), { uuid, onLost: () => lost.push("inner") });
-          await pause(1_500); // over two leases of work after the inner one ended
+          await pause(2_700); // over two leases of work after the inner one ended
           return {
             aborted: signal.aborted,
             status: await outer.getStatus(),

@@ -292,10 +292,10 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
           await ioredis().del(id); // gone unseen here: another process of the uuid released it, say
           return lock.runExclusive(
             async (signal) => {
-              await pause(1_000); // past the inner lease and its one renewal: Redis dropped the key
+              await pause(1_500); // past the inner lease and its one renewal: Redis dropped the key
               return { otherTook: await other.acquire(), aborted: signal.aborted };
             },
-            { uuid, lease: 300 },
+            { uuid, lease: 600 },
           );
         },
         { uuid, lease: 30_000 },

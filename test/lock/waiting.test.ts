@@ -57,7 +57,7 @@ describe("waiting for a held lock", () => {
 
   it("exponential backoff with jitter still acquires once the lock is free", async () => {
     const id = uniqueId("exponential");
-    const holder = new Lock({ id, redis, lease: 200 });
+    const holder = new Lock({ id, redis, lease: 600 });
     await holder.acquire();
     const waiter = new Lock({
       id,

@@ -82,16 +82,17 @@ describe.each(setups)("a quorum of $size with $frozen member(s) frozen", ({ size
 
     it("auto-extend keeps a short lease over several leases through the live majority", async () => {
       const redis = await frozenQuorum(size, frozen, options);
-      // A 600 ms lease renewed every 200 ms: each member is waited for 200 ms at most.
+      // A 1.2 s lease renewed every 400 ms: each member is waited for 400 ms at most (200 ms is within
+      // reach of a loaded machine's stalls).
       const lock = new Lock({
         id: uniqueId(`frozen-renew-${size}`),
         redis,
-        lease: 600,
-        autoExtend: { interval: 200 },
+        lease: 1_200,
+        autoExtend: { interval: 400 },
       });
       expect(await lock.acquire()).toBe(true);
       const signal = lock.signal;
-      await new Promise((resolve) => setTimeout(resolve, 2_000)); // more than three leases
+      await new Promise((resolve) => setTimeout(resolve, 4_000)); // more than three leases
       expect(signal.aborted).toBe(false);
       expect(lock.remainingMs).toBeGreaterThan(0);
       expect(await lock.getStatus()).toBe("ACQUIRED");

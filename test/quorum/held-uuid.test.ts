@@ -142,14 +142,14 @@ describe.each([
       await m1?.direct.set(`{${id}}:permit:1`, "other", { px: 10_000 });
       await m2?.direct.set(id, "other", { px: 10_000 });
       await m2?.direct.set(`{${id}}:permit:1`, "other", { px: 10_000 });
-      m0?.passThrough.faults.delayRepliesNext(1, 400);
+      m0?.passThrough.faults.delayRepliesNext(1, 2_000);
       const failed = await (other instanceof Lock
         ? other.acquire({ uuid, retry: { attempts: 1 } })
         : other.acquire({ uuid, retry: { attempts: 1 } }));
       expect(failed).toBeFalsy();
       expect(await holding(id, uuid)).toEqual([1, 0, 0]); // landed on member 0, not yet undone
       expect(await seeded(id, uuid).getStatus()).toBe("FREE");
-      await pause(600); // member 0's answer arrives, and the round's undo runs
+      await pause(2_200); // member 0's answer arrives, and the round's undo runs
       await other.pending;
       expect(await holding(id, uuid)).toEqual([0, 0, 0]);
       await clear(id);
@@ -158,14 +158,14 @@ describe.each([
     it("answering ACQUIRED, it confirms the hold: the late undo of a timed-out try leaves it", async () => {
       const id = uniqueId("quorum-status-held");
       const uuid = crypto.randomUUID();
-      for (const member of members()) member.passThrough.faults.delayRepliesNext(1, 400);
+      for (const member of members()) member.passThrough.faults.delayRepliesNext(1, 2_000);
       const abandoning = make(id);
       await expect(abandoning.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({
         code: "LOCK_REDIS_ERROR",
       });
       const holder = seeded(id, uuid);
       expect(await holder.getStatus()).toBe("ACQUIRED");
-      await pause(600); // the late answers arrive, and the undo runs
+      await pause(2_200); // the late answers arrive, and the undo runs
       await abandoning.pending;
       expect(await holding(id, uuid)).toEqual([1, 1, 1]);
       expect(await holder.release()).toBe(true);

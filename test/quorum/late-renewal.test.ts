@@ -1,6 +1,6 @@
 // A quorum lease's renewal that lands on the members after the lease was reported expired here (review
-// helper-36). The acquire reached every member 600 ms late, so Redis's lease outlives the local deadline; the
-// first renewal is held 1.3 s on every member's wire, longer than a member's wait (a third of the lease): the
+// helper-36). The acquire reached every member 1.2 s late, so Redis's lease outlives the local deadline; the
+// first renewal is held 2.6 s on every member's wire, longer than a member's wait (a third of the lease): the
 // round fails undecided, the lease expires here, and the renewals then set the key a full lease again on
 // every member, held for nobody, while the next caller of the instance failed against it.
 import { describe, expect, it, vi } from "vitest";
@@ -19,19 +19,19 @@ describe("a quorum renewal landing after the lease expired here", () => {
       const id = uniqueId(`quorum-late-renewal-${kind}`);
       const onLost = vi.fn();
       const redis = quorum(all.map((member) => member.faulty));
-      const options = { id, redis, lease: 3_000, autoExtend: { interval: 2_000 }, onLost };
+      const options = { id, redis, lease: 6_000, autoExtend: { interval: 4_000 }, onLost };
       const semaphore = kind === "Semaphore" ? new Semaphore({ ...options, limit: 1 }) : undefined;
       const lock = kind === "Lock" ? new Lock(options) : undefined;
       const key = semaphore ? `{${id}}:permit:1` : id;
       if (semaphore) await (await semaphore.acquire())?.release(); // warms the scripts on every member
       if (lock) await lock.acquire().then(() => lock.release());
-      for (const member of all) member.passThrough.faults.delayNext(1, 600);
+      for (const member of all) member.passThrough.faults.delayNext(1, 1_200);
       const held = semaphore ? await semaphore.acquire({ retry: { attempts: 1 } }) : await lock?.acquire();
       expect(semaphore ? held !== undefined : held).toBe(true); // a lease (Semaphore) or true (Lock)
-      for (const member of all) member.passThrough.faults.delayNext(1, 1_300);
-      await waitUntil(() => onLost.mock.calls.length > 0, "the lease reported lost", { timeoutMs: 10_000 });
+      for (const member of all) member.passThrough.faults.delayNext(1, 2_600);
+      await waitUntil(() => onLost.mock.calls.length > 0, "the lease reported lost", { timeoutMs: 15_000 });
       await new Promise((r) => setTimeout(r, 20));
-      await pause(1_500); // the renewals landed (held 1.3 s from ~2 s)
+      await pause(3_000); // the renewals landed (held 2.6 s from ~4 s)
       await (semaphore ?? lock)?.pending;
       const heldOn = await Promise.all(all.map((member) => member.direct.get(key)));
       const next = semaphore

@@ -54,7 +54,7 @@ describe("Semaphore", () => {
   it("extends the permit it holds, and checks it; permit(uuid) acts on it from elsewhere", async () => {
     const id = uniqueId("sem-extend");
     const uuid = crypto.randomUUID();
-    const [holder] = holders(id, 1, 2, { lease: 1_000 }) as [Semaphore];
+    const [holder] = holders(id, 1, 2, { lease: 3_000 }) as [Semaphore];
     const lease = held(await holder.acquire({ uuid }));
     expect(await lease.extend(5_000)).toBe(true);
     expect(lease.remainingMs).toBeGreaterThan(5_000);
