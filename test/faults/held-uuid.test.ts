@@ -584,7 +584,7 @@ describe("a same-uuid acquisition waiting on a release that Redis never answers"
   it("with unlimited attempts and no timeout, fails as an outage about a lease later", async () => {
     const { faulty, passThrough } = wire();
     const uuid = crypto.randomUUID();
-    const lock = new Lock({ id: uniqueId("unanswered-release"), redis: faulty, lease: 500 });
+    const lock = new Lock({ id: uniqueId("unanswered-release"), redis: faulty, lease: 1_000 });
     expect(await lock.acquire({ uuid })).toBe(true);
     passThrough.faults.delayNext(1, 5_000);
     expect(await lock.release()).toBe(false); // no answer within the lease

@@ -71,8 +71,8 @@ describe.each(["ioredis", "upstash"] as const)("%s: a lost lease of a uuid", (na
     async (kind) => {
       const id = uniqueId("lost-uuid-status");
       const uuid = crypto.randomUUID();
-      const first = await kinds[kind]?.(id, uuid, 1_000);
-      await pause(1_200);
+      const first = await kinds[kind]?.(id, uuid, 2_000); // 2 s: as the first case's, for a loaded machine
+      await pause(2_200);
       const rerun = await kinds[kind]?.(id, uuid, 10_000);
       if (!first || !rerun) throw new Error("expected both to acquire");
       const status = await first.getStatus();

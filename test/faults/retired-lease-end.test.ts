@@ -229,14 +229,14 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
       const outer = await lock.runExclusive(
         async (signal) => {
-          await lock.runExclusive(() => pause(900), {
+          await lock.runExclusive(() => pause(1_800), {
             uuid,
-            lease: 500, // no auto-extend, its own or inherited: the hold runs out under the work
+            lease: 1_000, // no auto-extend, its own or inherited: the hold runs out under the work
             onLost: (error) => reasons.push(`inner ${error.reason}`),
           });
           return signal;
         },
-        { uuid, lease: 500, onLost: (error) => reasons.push(`outer ${error.reason}`) },
+        { uuid, lease: 1_000, onLost: (error) => reasons.push(`outer ${error.reason}`) },
       );
       expect(reasons.sort()).toEqual(["inner expired", "outer expired"]);
       expect((outer.reason as { reason?: string }).reason).toBe("expired");

@@ -92,7 +92,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
         if (runEndsFirst) await ran;
       }
       await ran;
-      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
       const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
       if (outsiderGot) await outsider.release();
       const stillHeld = lock.remainingMs > 0;
@@ -118,7 +118,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       const reacquired = await newer.acquire({ uuid }); // this block's own re-acquire
       const signal = newer.signal;
       await olderGone;
-      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
       const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
       if (outsiderGot) await outsider.release();
       return { reacquired, outsiderGot, live: !signal.aborted };
@@ -127,7 +127,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     await older[Symbol.asyncDispose]();
     olderEnded();
     const whileNewer = await newerBlock;
-    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
     const afterBoth = await outsider.acquire({ retry: { attempts: 1 } });
     if (afterBoth) await outsider.release();
     expect({ whileNewer, afterBoth }).toEqual({
@@ -142,7 +142,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     const id = uniqueId("same-uuid-nested");
     const uuid = crypto.randomUUID();
     const lock = new Lock({ id, redis: clients[name](), lease: 5_000 });
-    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
     let whileOuter: { outsiderGot: boolean; live: boolean } | undefined;
     {
       await using outer = await lock.acquireOrThrow({ uuid });
@@ -183,7 +183,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       );
       await started;
       for (let call = 0; call < times; call++) await scope[Symbol.asyncDispose]();
-      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
       const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
       if (outsiderGot) await outsider.release();
       finish();
@@ -207,7 +207,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       {
         await using _fresh = await lock.acquireOrThrow({ uuid, autoExtend: true });
       }
-      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
       const freeAfterScope = await outsider.acquire({ retry: { attempts: 1 } });
       if (freeAfterScope) await outsider.release();
       if (mode === "disposed late") await stale[Symbol.asyncDispose]();
@@ -228,7 +228,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       await pause(900); // its lease ran out, here and in Redis
       expect(await held.acquire({ uuid, autoExtend: true })).toBe(true);
     }
-    const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+    const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
     const freeAfterScope = await outsider.acquire({ retry: { attempts: 1 } });
     if (freeAfterScope) await outsider.release();
     await lock.release();
@@ -257,7 +257,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       const heldElsewhere = await elsewhere.acquire({ uuid }); // a fresh hold of the uuid
       finish();
       await run;
-      const outsider = new Lock({ id, redis: clients[name](), lease: 1_000 });
+      const outsider = new Lock({ id, redis: clients[name](), lease: 5_000 });
       const outsiderGot = await outsider.acquire({ retry: { attempts: 1 } });
       if (outsiderGot) await outsider.release();
       const status = await elsewhere.getStatus();

@@ -111,7 +111,7 @@ describe("acquire and release", () => {
   // 0.2's use: acquire, never release, let the lease run out. The instance's turn ends with the lease.
   it("acquires again once a lease left unreleased has run out, as 0.2 did", async () => {
     const id = uniqueId("left-to-expire");
-    const lock = new Lock({ id, redis, lease: 500 });
+    const lock = new Lock({ id, redis, lease: 1_000 });
     expect(await lock.acquire()).toBe(true);
     const first = await rawRedis.get(id);
     await waitUntil(async () => (await redis.exists(id)) === 0 && lock.remainingMs === 0, `${id} to expire`);
@@ -130,7 +130,7 @@ describe("acquire and release", () => {
     "a second acquire waiting for the turn (%s) takes the lock when the first lease runs out unreleased",
     async (_when, settled) => {
       const id = uniqueId("turn-runs-out");
-      const lock = new Lock({ id, redis, lease: 500 });
+      const lock = new Lock({ id, redis, lease: 1_000 });
       const holding = lock.acquire();
       if (settled) await holding;
       // Its schedule would wait 5 s, past its timeout: the wait ends with the first lease's deadline.

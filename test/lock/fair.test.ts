@@ -123,7 +123,7 @@ describe("a fair lock", () => {
     const started = performance.now();
     expect(await waiting).toBe(true);
     // The 1 s lease runs out; a line held by the dead holder would last until the 10 s timeout.
-    expect(performance.now() - started).toBeLessThan(1_000 * 3);
+    expect(performance.now() - started).toBeLessThan(6_000);
     await waiter.release();
   });
 

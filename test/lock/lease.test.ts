@@ -15,7 +15,7 @@ describe("lease", () => {
   it("expires on its own; the expired holder then cannot release or extend the new holder's key", async () => {
     const id = uniqueId("expiry");
     // Long enough that a loaded machine answers the acquire within it, short enough to wait out.
-    const first = new Lock({ id, redis, lease: 1_000 });
+    const first = new Lock({ id, redis, lease: 2_000 });
     const second = new Lock({ id, redis, retry: { attempts: 1 } });
     expect(await first.acquire()).toBe(true);
     expect(await second.acquire()).toBe(false);
