@@ -24,6 +24,8 @@ export type Outcome =
       readonly fencingToken: number | undefined;
       readonly permit: number;
       readonly hold: string; // the id naming the hold on Redis (the winning try's, or a grant's waiter's)
+      // As `Take`'s, and false if an earlier try found another holder: whether the token's hold lived on
+      readonly kept: boolean | undefined;
     }
   | {
       readonly acquired: false;
@@ -88,6 +90,7 @@ export async function acquire({
   let stalled = false; // a try was read after its lease was of use (sent again, off the budget: once)
   let unansweredStall: string | undefined; // the request id of a try sent again unanswered, until it is
   let turnTaken = !turn;
+  let metHolder = false; // a try found the key held by another token: the token's hold, if any, came since
   // The last moment a try can be sent and answered in time: a round trip (>= 1 ms: timers fire early) before.
   const lastTryAt = () => budgetEnd - Math.max(1, refused < NEVER ? refused : replied < NEVER ? replied : 0);
 
@@ -252,12 +255,16 @@ export async function acquire({
       if (result.kind === "acquired") {
         if (now - sentAt >= lease / 2 && lease < SECONDS_LIKE_MS) warnShortLease(lockId, lease, now - sentAt);
         const { fencingToken, permit, hold } = result;
-        return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold };
+        const kept = metHolder ? false : result.kept;
+        return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold, kept };
       }
       if (!local) replied = Math.min(replied, now - sentAt);
       // Halved, not kept: a reply this process read late after a stall must not excuse a silence later on.
       if (!local) slowest = Math.max(slowest / 2, now - sentAt);
       last = result.kind === "error" ? result.error : result;
+      // Not a quorum's undecided or late majority, nor a quorum semaphore's round on some permits only.
+      metHolder ||=
+        !local && result.kind === "held" && !result.late && !result.failures?.length && !result.partial;
       if (result.kind === "error" && result.error.refused) return fail("refused");
       if (result.kind === "error" || (local && !turnEnds)) erringSince ??= sentAt;
       else {
@@ -284,7 +291,8 @@ export async function acquire({
       const granted = await (waiter
         ? waiter.wait(next.at, signal, local)
         : pollUntil(next.at, signal, local));
-      if (granted) return { acquired: true, attempts: tries, fencingToken: undefined, ...granted };
+      if (granted)
+        return { acquired: true, attempts: tries, fencingToken: undefined, kept: false, ...granted };
       if (monotonicNow() >= lastTryAt()) return fail("timeout"); // a try sent now would only be undone
     }
   } finally {

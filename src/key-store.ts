@@ -34,9 +34,15 @@ export function keyStore(target: StoreTarget): LockStore {
       const args: [string, ...(string | number)[]] = [token, nonce, lease];
       if (clockFloor) args.push(lease + FENCE_COUNTER_LIFETIME_MS);
       const keys = fencing ? fenced : taking;
-      const [taken, detail = -1] = await runScript(target, "acquire", script, keys, args, true);
+      const [taken, detail = -1, kept] = await runScript(target, "acquire", script, keys, args, true);
       if (taken === 1)
-        return { kind: "acquired", fencingToken: fencing ? detail : undefined, permit: 1, hold: nonce };
+        return {
+          kind: "acquired",
+          fencingToken: fencing ? detail : undefined,
+          permit: 1,
+          hold: nonce,
+          kept: kept === 1,
+        };
       return { kind: "held", pttl: detail };
     },
     async undo(token, nonce, lease) {

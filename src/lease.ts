@@ -363,12 +363,18 @@ export class Lease implements AsyncDisposable {
   /**
    * @internal Hands the hold to `successor`, a newer lease of this token here: this ends with no request or
    * loss, its `release()` sends nothing (it would end the successor's hold); lost ("taken") when that ends,
-   * if it held, which the successor then watches for (its deadline too), whatever its own options.
+   * if it held, which the successor then watches for (its deadline too), whatever its own options. Unless
+   * the successor's take found this hold gone (`kept` false, or undefined on the same permit): another
+   * owner may have held since (review helper-159), so this lease is lost ("taken") and hands nothing on.
    */
-  retire(successor: Lease): void {
+  retire(successor: Lease, kept: boolean | undefined): void {
     // Another permit (a quorum's rounds may take one): two holds, each released by its own lease.
     const [mine, theirs] = [this.#c.permit, successor.#c.permit];
-    if (!this.releasable || (mine !== undefined && theirs !== undefined && mine !== theirs)) return;
+    const samePermit = mine === undefined || theirs === undefined || mine === theirs;
+    // Reading `remainingMs` ends one past its deadline as "expired" first.
+    const gone = kept === false || (kept === undefined && samePermit);
+    if (gone && this.active && this.remainingMs > 0) this.lose("taken");
+    if (!this.releasable || !samePermit) return;
     // Its callers' shares pass on with a hold still live here, or to a plain re-acquire here that no caller
     // of its own ends (made in their scope, maybe). Not from one lost or released (its callers were told) to
     // a fresh acquisition that a caller ends, which would outlive its own callers for theirs; nor to a seed,

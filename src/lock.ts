@@ -93,7 +93,7 @@ export class Lock implements AsyncDisposable {
     this.#lease = lease;
     this.#seeded = lease;
     this.#chosen = token;
-    tokens.add(token, lease);
+    tokens.add(token, lease, true);
     return lease;
   }
 

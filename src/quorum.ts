@@ -284,7 +284,14 @@ function quorumStore(
         ),
       );
     });
-    if (acquired) return { kind: "acquired", fencingToken: undefined, permit: permit || 1, hold: nonce };
+    if (acquired) {
+      // Gone where the answers that decided the round show a majority made the hold anew (another owner
+      // may have had it since); a member slow to answer is not waited for (review helper-164: up to a third
+      // of the lease more, past a short timeout). A semaphore's round looks at one permit only.
+      const made = heard.values.filter((take) => take?.kind === "acquired" && take.kept === false).length;
+      const kept = made < majority || (permit ? undefined : false);
+      return { kind: "acquired", fencingToken: undefined, permit: permit || 1, hold: nonce, kept };
+    }
     // A majority that granted too late for its lease (the process stalled meanwhile) is none, and says so:
     // no outage, though others failed.
     if (heard.ayes < majority) outage("acquire", heard);
@@ -317,7 +324,7 @@ function quorumStore(
         }
       }
       if (last.kind === "held" && outage !== undefined) throw outage;
-      return last;
+      return last.kind === "held" ? { ...last, partial: true } : last;
     },
     async undo(token, nonce, lease, permit) {
       if (permits > 1 && permit === undefined) return; // no permit taken: every round undid itself

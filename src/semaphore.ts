@@ -94,7 +94,7 @@ export class Semaphore {
     if (held?.active) return held;
     const plan = { ...settings.plain, uuid };
     const handle = new Lease(leaseContext(this.#owner, plan, uuid, undefined), undefined);
-    tokens.add(uuid, handle);
+    tokens.add(uuid, handle, true);
     return handle;
   }
 

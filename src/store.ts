@@ -38,6 +38,9 @@ export type Take =
       readonly fencingToken: number | undefined;
       readonly permit: number; // semaphores: the 1-based permit taken (1 for a lock)
       readonly hold: string; // the id naming this hold on its list (the try's): its release names it
+      // true: the token held before the try (it confirmed that hold); false: it held nothing (a hold of it
+      // here is gone); undefined: nothing on the permit tried, others unknown (a quorum semaphore's round)
+      readonly kept: boolean | undefined;
     }
   | {
       readonly kind: "held";
@@ -46,6 +49,7 @@ export type Take =
       readonly place?: number | undefined; // fair: its place in line, unique while the line lives; 0: none
       readonly failures?: readonly InstanceFailure[] | undefined; // quorums: instances it could not ask
       readonly late?: boolean | undefined; // quorums: a majority granted, read after its lease was of use; undone
+      readonly partial?: boolean | undefined; // a quorum semaphore's: not every permit asked (a hold elsewhere may live)
     };
 
 /** What Redis said about a token: whether it holds, for how much longer (ms; -1 no expiry, -2 not held). */

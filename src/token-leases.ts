@@ -76,7 +76,10 @@ export class TokenLeases {
         // Also a lease of the token that held when the refused try went (an acquire started alongside made
         // it meanwhile, then overtaken): not one that came to hold after, which the refusal says nothing of.
         const held = holding ?? (triedOn?.active ? triedOn : undefined);
-        if (lease) this.add(uuid, lease);
+        // What the take found says something only of the lease that held as this acquisition began (one
+        // confirmed since, by a reply read earlier, may be newer than the take: review helper-163).
+        const about = holding && this.newest(uuid) === holding;
+        if (lease) this.add(uuid, lease, about && outcome?.acquired ? outcome.kept : true);
         // Lost only if Redis named another holder: not after a wait here (for the token's renewal in flight),
         // nor after a try this process stalled over (read too late, it was undone: it named nobody).
         else if (held && outcome && !outcome.acquired && outcome.reason !== "redis-error" && !outcome.local) {
@@ -94,9 +97,12 @@ export class TokenLeases {
     return this.#leases.get(token)?.deref();
   }
 
-  /** Makes `lease` the newest of `token`: the older one, unless released, hands it the hold. */
-  add(token: string, lease: Lease): void {
-    this.#leases.get(token)?.deref()?.retire(lease);
+  /**
+   * Makes `lease` the newest of `token`: the older one, unless released, hands it the hold, or is lost if
+   * `lease`'s take found it gone (`kept`, as `Take`'s).
+   */
+  add(token: string, lease: Lease, kept: boolean | undefined): void {
+    this.#leases.get(token)?.deref()?.retire(lease, kept);
     this.#leases.set(token, new WeakRef(lease));
     if (this.#leases.size <= this.#pruneAt) return;
     for (const [known, ref] of this.#leases) if (!ref.deref()?.releasable) this.#leases.delete(known);

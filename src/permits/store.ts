@@ -57,7 +57,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         // Without a clock floor (Upstash's default) the counter never expires, so no clock is read.
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
-        const [taken, detail = -1, third = 0, place = 0] = await run("acquire", takePermit, [
+        const [taken, detail = -1, third = 0, place = 0, kept] = await run("acquire", takePermit, [
           token,
           nonce,
           lease,
@@ -74,7 +74,13 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
         // Held under the waiter's name: a copy of its try, sent before a release handed it the permit.
         const hold = taken === 1 && place === 1 ? (queue?.member.split(":")[0] ?? nonce) : nonce;
         if (taken === 1)
-          return { kind: "acquired", permit: detail, fencingToken: fencing ? third : undefined, hold };
+          return {
+            kind: "acquired",
+            permit: detail,
+            fencingToken: fencing ? third : undefined,
+            hold,
+            kept: kept === 1,
+          };
         return { kind: "held", pttl: detail, ahead: third, place };
       },
       async undo(token, nonce, lease) {

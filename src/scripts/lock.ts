@@ -51,14 +51,20 @@ end
  * taken: a waiter that heard a release must still try).
  * KEYS[2]  grant key; KEYS[3] fencing counter key (with fencing)
  * ARGV[2]  request id, unique per try; ARGV[3] lease, ms
- * Returns  {1} when this token holds the lock after the call; {0, pttl} when another token holds it (pttl:
- *          its remaining lease in ms, -1 when that key has no expiry).
+ * Returns  {1, 0, kept} when this token holds the lock after the call (kept: 1 when it held before it, the
+ *          hold confirmed, 0 when the call made a new one); {0, pttl} when another token holds it (pttl: its
+ *          remaining lease in ms, -1 when that key has no expiry).
  */
-export const takeLock = /* @__PURE__ */ defineScript("acquire", TRIES, TAKE, `return {1}\n`);
+export const takeLock = /* @__PURE__ */ defineScript(
+  "acquire",
+  TRIES,
+  TAKE,
+  `return {1, 0, holder and 1 or 0}\n`,
+);
 
 /**
  * {@link takeLock}, issuing a fencing token from a counter that never expires (Upstash persists it), so the
- * script reads no clock, as Upstash asks. Returns {1, fencing token} on success.
+ * script reads no clock, as Upstash asks. Returns {1, fencing token, kept} on success.
  */
 export const takeLockCountedFence = /* @__PURE__ */ defineScript(
   "acquire",
@@ -66,13 +72,14 @@ export const takeLockCountedFence = /* @__PURE__ */ defineScript(
   TAKE,
   `local fence = redis.call("INCR", KEYS[3])
 redis.call("PERSIST", KEYS[3])
-return {1, fence}
+return {1, fence, holder and 1 or 0}
 `,
 );
 
 /**
  * {@link takeLock}, with a fencing token never below Redis's clock in µs, max(previous + 1, server time), so
- * tokens keep increasing if the counter was lost (a restart without persistence). Returns {1, fencing token}.
+ * tokens keep increasing if the counter was lost (a restart without persistence). Returns {1, fencing token,
+ * kept}.
  * A counter that never expires (counted fencing made it so) is left so: expired, a counted acquisition
  * would start again from 1.
  * ARGV[4]  fencing counter lifetime, ms
@@ -88,7 +95,7 @@ if redis.call("PTTL", KEYS[3]) == -1 then
 else
   redis.call("SET", KEYS[3], string.format("%.0f", fence), "PX", ARGV[4])
 end
-return {1, fence}
+return {1, fence, holder and 1 or 0}
 `,
 );
 

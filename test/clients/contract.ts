@@ -157,7 +157,14 @@ function rid(name: string): string {
 async function exerciseLockScripts(run: Run): Promise<void> {
   const id = uniqueId("scripts");
   const keys = lockKeys(id);
-  const take = (token: string, nonce: string) => run(takeLock, keys.taking, [token, rid(nonce), LEASE_MS]);
+  let takeKept: number | undefined; // the last take's "kept": 1 when its token held before it, 0 for a new hold
+  const take = async (token: string, nonce: string) => {
+    const reply = (await run(takeLock, keys.taking, [token, rid(nonce), LEASE_MS])) as number[];
+    if (reply[0] !== 1) return reply;
+    expect(reply.length).toBe(3);
+    takeKept = reply[2];
+    return [1];
+  };
   const release = (token: string, callId: string) =>
     run(releaseLock, keys.releasing, [token, rid(callId), "0", LEASE_MS]);
   const undo = (token: string, nonce: string) => run(releaseLock, keys.releasing, [token, rid(nonce), "1"]);
@@ -170,6 +177,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   const lives = () => lifetimes(run, [id, keys.grant, keys.receipt]);
 
   expect(await take("owner", "t1")).toEqual([1]);
+  expect(takeKept).toBe(0); // a new hold
   // The key and its grant get the lease; only a release or an extend leaves a receipt.
   const [keyLeft, grantLeft, receiptLeft] = await lives();
   expectJustSet(keyLeft, LEASE_MS);
@@ -260,6 +268,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   // A later try of the same token makes an undo of the earlier one a no-op.
   expect(await take("owner", "t5")).toEqual([1]);
   expect(await take("owner", "t6")).toEqual([1]);
+  expect(takeKept).toBe(1); // t5's hold, confirmed
   expect(await undo("owner", "t5")).toBe(0);
   expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   // An extend since makes the undo a no-op too: whoever extended holds the lock (as a permit's
@@ -307,7 +316,7 @@ async function exerciseLockScripts(run: Run): Promise<void> {
   expect(await undo("owner", "t8-late")).toBe(0);
   expect(await holds("owner")).toEqual([1, expect.any(Number)]);
   // A try of a token that holds never shortens its lease: a late try may carry a shorter one.
-  expect(await run(takeLock, keys.taking, ["owner", rid("t10-short"), 1_000])).toEqual([1]);
+  expect(await run(takeLock, keys.taking, ["owner", rid("t10-short"), 1_000])).toEqual([1, 0, 1]);
   expectJustSet((await lives())[0], LEASE_MS);
   expect(await release("owner", "r9")).toBe(1);
   // A status check (or renewal) that finds the token holding confirms the hold: whoever asked holds it
@@ -345,9 +354,9 @@ async function exerciseFencedLockScripts(run: Run): Promise<void> {
       run(script, keys.fenced, [token, rid(nonce), LEASE_MS, ...extra]);
     const startedUs = (Date.now() - 60_000) * 1_000;
 
-    const [first, firstToken] = (await take("owner", "f1")) as number[];
-    const [next, nextToken] = (await take("owner", "f2")) as number[];
-    expect([first, next]).toEqual([1, 1]);
+    const [first, firstToken, firstKept] = (await take("owner", "f1")) as number[];
+    const [next, nextToken, nextKept] = (await take("owner", "f2")) as number[];
+    expect([first, next, firstKept, nextKept]).toEqual([1, 1, 0, 1]);
     expect(Number.isSafeInteger(firstToken)).toBe(true);
     expect(nextToken).toBeGreaterThan(firstToken as number);
     // Refused, a try issues no token.
@@ -436,7 +445,8 @@ function permitRequests(run: Run, base: string, keys: string[]) {
   let tries = 0;
   /** A waiter's name in line, `<id>:<grant ms>:<token>`, as `takeSeat` makes it. */
   const member = (token: string) => `m-${token}:${GRANT_MS}:${token}`;
-  const take = (token: string, request: PermitTry = {}) => {
+  let lastKept: number | undefined;
+  const take = async (token: string, request: PermitTry = {}) => {
     const {
       fair = false,
       lastTry = false,
@@ -446,7 +456,7 @@ function permitRequests(run: Run, base: string, keys: string[]) {
       lease = LEASE_MS,
     } = request;
     tries += 1;
-    return run(takePermit, keys, [
+    const reply = (await run(takePermit, keys, [
       token,
       rid(request.nonce ?? `try-${token}-${tries}`),
       lease,
@@ -459,7 +469,13 @@ function permitRequests(run: Run, base: string, keys: string[]) {
       only,
       fence,
       LEASE_MS + FENCE_COUNTER_LIFETIME_MS,
-    ]);
+    ])) as number[];
+    if (reply[0] !== 1) return reply;
+    // Read as {1, permit[, fence][, 1 for a grant]}; "kept" (1: the token held it before) apart.
+    expect(reply.length).toBe(5);
+    const [, permit, fencing, grant] = reply;
+    lastKept = reply[4];
+    return grant === 1 ? [1, permit, fencing, 1] : fencing ? [1, permit, fencing] : [1, permit];
   };
   /** The release script with the receipt `id` as given (a waiter's name, when it leaves, with its entry's time). */
   const releaseAs = (token: string, id: string, { matching = false, leaving = "" } = {}) =>
@@ -479,6 +495,8 @@ function permitRequests(run: Run, base: string, keys: string[]) {
   return {
     member,
     take,
+    /** The last granting take's "kept": 1 when its token held the permit before it, 0 for a new hold. */
+    kept: () => lastKept,
     release,
     /** `store.undo`: marks this try on its permit's receipt list, and frees the permit once all on it were abandoned. */
     undo: (token: string, nonce: string) => release(token, nonce, { matching: true }),
@@ -496,13 +514,23 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   const base = uniqueId("scripts-permits");
   const store = permitStoreKeys(base, 2);
   const [permit1, permit2] = store.permits as [string, string];
-  const { take, release, undo, leave, extend, renew, status } = permitRequests(run, base, store.all);
+  const {
+    take,
+    kept: takeKept,
+    release,
+    undo,
+    leave,
+    extend,
+    renew,
+    status,
+  } = permitRequests(run, base, store.all);
   // Which permit holds the token, read without the status check's confirming.
   const holds = (token: string) => run(HOLDING, store.all, [token, 6]);
   const inLine = async () => (await run(COUNT_QUEUE, [store.queue[0] as string], [])) as number;
   const startedUs = (Date.now() - 60_000) * 1_000;
 
   expect(await take("a", { fair: true })).toEqual([1, 1]);
+  expect(takeKept()).toBe(0); // a new hold
   expect(await take("b", { fair: true, fence: "count" })).toEqual([1, 2, 1]);
   // Each permit gets its taker's lease, the receipts at least as long; the counted fence never ends.
   const [aLeft, bLeft, receiptsLeft, fenceLeft] = await lifetimes(run, [
@@ -617,6 +645,7 @@ async function exercisePermitScripts(run: Run): Promise<void> {
   // names its last try, grant or extend.
   expect(await take("f", { nonce: "u2" })).toEqual([1, 1]);
   expect(await take("f", { nonce: "u3" })).toEqual([1, 1]);
+  expect(takeKept()).toBe(1); // u2's hold, confirmed
   expect(await undo("f", "u2")).toBe(0);
   expect(await extend("f", "e3", 1_000)).toEqual([1, expect.any(Number)]);
   expect(await undo("f", "u3")).toBe(0);

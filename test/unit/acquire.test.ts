@@ -88,7 +88,7 @@ class ScriptedStore implements LockStore {
     return reply(
       held
         ? { kind: "held", pttl: this.heldPttl }
-        : { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try" },
+        : { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try", kept: false },
       this.roundTrip,
     );
   }

@@ -44,7 +44,7 @@ function build(members: ReturnType<typeof member>[]) {
   return { store: quorum(members.map(client)).build(settings, make, background), background };
 }
 
-const granted: Take = { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try" };
+const granted: Take = { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try", kept: false };
 const held: Take = { kind: "held", pttl: 500 };
 const request = (nonce: string, lease = 3_000): TakeRequest => ({
   token: "t",

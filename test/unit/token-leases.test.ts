@@ -74,19 +74,40 @@ describe("TokenLeases", () => {
   it("names the token's holding lease as the holder, and hands the hold to the newer lease", () => {
     const leases = new TokenLeases();
     const older = fakeLease();
-    leases.add("t", older);
+    leases.add("t", older, true);
     const session = leases.begin("t");
     expect(session.holding).toBe(older);
     const newer = fakeLease();
     session.finish(undefined, newer);
-    expect(older.retire).toHaveBeenCalledWith(newer);
+    expect(older.retire).toHaveBeenCalledWith(newer, true);
     expect(leases.newest("t")).toBe(newer);
+  });
+
+  it("tells the older lease whether the newer one's take found the token holding", () => {
+    const acquired = (kept: boolean | undefined): Outcome => ({
+      acquired: true,
+      attempts: 1,
+      sentAt: 0,
+      pttl: 1_000,
+      fencingToken: undefined,
+      permit: 1,
+      hold: "try",
+      kept,
+    });
+    for (const kept of [true, false, undefined]) {
+      const leases = new TokenLeases();
+      const older = fakeLease();
+      leases.add("t", older, true);
+      const newer = fakeLease();
+      leases.begin("t").finish(acquired(kept), newer);
+      expect(older.retire).toHaveBeenCalledWith(newer, kept);
+    }
   });
 
   it("reports the holding lease lost when Redis named another holder, not on an error or a wait here", () => {
     const leases = new TokenLeases();
     const holding = fakeLease();
-    leases.add("t", holding);
+    leases.add("t", holding, true);
     leases.begin("t").finish({ ...refused, reason: "redis-error" }, undefined);
     leases.begin("t").finish({ ...refused, local: true }, undefined);
     expect(holding.lose).not.toHaveBeenCalled();
@@ -96,15 +117,15 @@ describe("TokenLeases", () => {
 
   it("does not count a lease that no longer holds as the holder", () => {
     const leases = new TokenLeases();
-    leases.add("t", fakeLease({ active: false }));
+    leases.add("t", fakeLease({ active: false }), true);
     expect(leases.begin("t").holding).toBeUndefined();
   });
 
   it("forgets leases nobody can release once the map grows, keeping releasable ones", () => {
     const leases = new TokenLeases();
     const kept = fakeLease();
-    leases.add("kept", kept);
-    for (let i = 0; i < 70; i++) leases.add(`gone-${i}`, fakeLease({ releasable: false }));
+    leases.add("kept", kept, true);
+    for (let i = 0; i < 70; i++) leases.add(`gone-${i}`, fakeLease({ releasable: false }), true);
     expect(leases.newest("kept")).toBe(kept);
     expect(leases.newest("gone-0")).toBeUndefined();
   });
