@@ -79,8 +79,11 @@ export interface Confirmation {
   readonly hold: string;
 }
 
-/** How a lease's hold ended here: lost, or released from here. */
-type Ending = LockLossReason | "released";
+/**
+ * How a lease's hold ended here: lost, released from here, or released as the last caller sharing it ended
+ * ("ended": no loss to any lease it took the hold over from, whose callers had ended or were made in theirs).
+ */
+type Ending = LockLossReason | "released" | "ended";
 
 /** One hold of a lock or permit per acquisition: sharers never collide. Ends on release or loss, for good. */
 export class Lease implements AsyncDisposable {
@@ -117,6 +120,7 @@ export class Lease implements AsyncDisposable {
   #claimsMoved = false; // retired while holding: its callers' shares count on its successor
   #ownClaims = 0; // of those, the callers that acquired this lease: shares moved in from older ones are not
   #claimed = false; // such a caller acquired it: once `#ownClaims` are over, nobody works under it
+  #lastShareEnded = false; // the last caller sharing the hold ended: its release ends the hold for all
   #renewEvery: number | undefined; // auto-extend's interval, ms: `#ownInterval`, or the shortest of `#inherited`
   #ownInterval: number | undefined; // its own auto-extend's, while its callers work
   // The auto-extend intervals of older leases it took a live hold over from (their own and those they had),
@@ -206,7 +210,9 @@ export class Lease implements AsyncDisposable {
     // Released from now on: no renewal, no loss report. The Lock's next caller waits until Redis answered, or
     // the key surely expired (`#handOver`): this caller's `await using` after `release()`, or its retry of a
     // failed one, must still find its own lease current, not the next caller's.
-    this.#end(false, "released");
+    // The leases it took the hold over from are told as the release is sent: a same-token try in flight may
+    // take the hold over first, and they then follow that lease (review helper-165).
+    this.#end(false, null);
     const keyEndsAt = monotonicNow() + limit;
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
@@ -236,6 +242,7 @@ export class Lease implements AsyncDisposable {
       this.#handOver(); // a newer lease of the token took the hold over meanwhile
       return false;
     }
+    this.#tellFollowers(this.#lastShareEnded ? "ended" : "released");
     // Answered, the turn passes in the same tick, before a same-token try waiting for the request itself goes
     // (even past the lease: one sent meanwhile could take the expired key again, and this request, landing
     // after it, would delete that hold).
@@ -388,10 +395,16 @@ export class Lease implements AsyncDisposable {
     this.#end();
     // A seed that never held tells `onLost` nothing (the instance's, the successor's already): its signal
     // aborts, for a caller its late "held" answer told the hold was there. Released once its callers all
-    // ended (the last one's end may be what released it), nothing was lost.
+    // ended (the last one's end may be what released it), nothing was lost; nor when it held and passed
+    // callers' shares on, and the last of them ended (a plain lease made in their scope ends unannounced
+    // with no lease after it too: review helper-159). A plain lease older than them all is told.
+    const passedOn = this.#claimsMoved && this.#claims > 0 && this.#confirmed;
     const follow = (ending: Ending) => {
-      if (ending !== "released") this.#reportLoss(ending, this.#confirmed);
-      else if (!this.#callersEnded) this.#reportLoss("taken", this.#confirmed);
+      if (this.#released) return; // released from here (by its callers' end, maybe): nothing after is its loss
+      if (ending === "released" || ending === "ended") {
+        if (!this.#callersEnded && !(ending === "ended" && passedOn))
+          this.#reportLoss("taken", this.#confirmed);
+      } else this.#reportLoss(ending, this.#confirmed);
     };
     successor.#followers.push(...followers, follow);
     successor.#watch();
@@ -480,7 +493,9 @@ export class Lease implements AsyncDisposable {
         this.#renewAtLeast();
       }
     }
-    return this.#endShare();
+    const last = this.#endShare();
+    if (last) last.#lastShareEnded = true;
+    return last;
   }
 
   /** A share of this hold ended: it, or the newer lease its shares moved to, counts it. */
@@ -719,14 +734,19 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). `ending`:
-   * how, as the leases it took the hold over from are told (what their callers ended is no loss to them).
+   * how, as the leases it took the hold over from are told (what their callers ended is no loss to them);
+   * null: not yet (a release tells them as it is sent).
    */
-  #end(handOver = true, ending: Ending = "taken"): void {
+  #end(handOver = true, ending: Ending | null = "taken"): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#cancelDeadline?.();
     this.#cancelRenewal?.();
     if (handOver) this.#c.onEnd?.();
+    if (ending !== null) this.#tellFollowers(ending);
+  }
+
+  #tellFollowers(ending: Ending): void {
     for (const follower of this.#followers.splice(0)) follower(ending);
   }
 }

@@ -306,3 +306,66 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     20_000,
   );
 });
+
+// Review helper-159 (stop 53, 24/24): a plain `acquire({ uuid })` in a runExclusive's work shares its hold,
+// which the work's end releases, silently. But once a later acquisition of the uuid had taken the hold over,
+// that end told the plain one's `onLost` and signal "taken": its hold was released by the scope it was made
+// in, which is no loss (the same end, with no later acquisition, tells it nothing).
+describe.each(["ioredis", "upstash"] as const)("%s: a plain acquire in a scope", (name) => {
+  const laterAcquisitions: [string, (lock: Lock, uuid: string) => Promise<unknown>][] = [
+    ["none", async () => {}],
+    ["a plain one", (lock, uuid) => lock.acquire({ uuid })],
+    ["a runExclusive", (lock, uuid) => lock.runExclusive(() => pause(10), { uuid })],
+  ];
+  describe.each(kinds)("%s", (_kind, Kind) => {
+    it.each(laterAcquisitions)(
+      "later acquisitions of the uuid: %s; the scope's end releases and tells no one a loss",
+      async (_later, later) => {
+        const id = uniqueId("retired-lease-end");
+        const uuid = crypto.randomUUID();
+        const lost: string[] = [];
+        const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+        let plainSignal: AbortSignal | undefined;
+        await lock.runExclusive(
+          async () => {
+            expect(await lock.acquire({ uuid, onLost: (error) => lost.push(`plain ${error.reason}`) })).toBe(
+              true,
+            );
+            plainSignal = lock.signal;
+            await later(lock, uuid);
+          },
+          { uuid, onLost: (error) => lost.push(`scope ${error.reason}`) },
+        );
+        await pause(50);
+        expect({ lost, aborted: plainSignal?.aborted, key: await ioredis().get(id) }).toEqual({
+          lost: [],
+          aborted: false,
+          key: null,
+        });
+      },
+      20_000,
+    );
+  });
+});
+
+describe.each(["ioredis", "upstash"] as const)("%s: a plain acquire before a scope", (name) => {
+  it.each(kinds)(
+    "%s: the scope's end releases the hold, and the plain acquire, whose caller may be at work, is told",
+    async (_kind, Kind) => {
+      const id = uniqueId("retired-lease-end");
+      const uuid = crypto.randomUUID();
+      const lost: string[] = [];
+      const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+      expect(await lock.acquire({ uuid, onLost: (error) => lost.push(`plain ${error.reason}`) })).toBe(true);
+      const plainSignal = lock.signal;
+      await lock.runExclusive(() => pause(10), { uuid });
+      await pause(50);
+      expect({ lost, aborted: plainSignal.aborted, key: await ioredis().get(id) }).toEqual({
+        lost: ["plain taken"],
+        aborted: true,
+        key: null,
+      });
+    },
+    20_000,
+  );
+});

@@ -1,0 +1,130 @@
+// Review helper-165 (16/16 each, on the fix for review helper-159's plain acquire told "taken" at its scope's
+// end, and 4/4 each before it): a lease released from here was still handed to a later acquisition of its
+// uuid that took the hold over (a try in flight as the scope ended, or one made after its release failed),
+// and told "taken" when that one's hold ended; and the leases a release's lease had taken the hold over from
+// were told as the release began, though a try in flight then took the hold over and the release sent
+// nothing (the uuid still held).
+import { Redis as IoRedis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { FairLock, Lock, type RedisClient } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { useBothClients } from "./support/both-clients";
+import { useWire } from "./support/endpoints";
+import { pause, within } from "./support/time";
+
+const { stack, ioredis, clients } = useBothClients();
+const wire = useWire(() => stack().endpoint);
+const kinds = [
+  ["Lock", Lock],
+  ["FairLock", FairLock],
+] as const;
+const names = ["ioredis", "upstash"] as const;
+
+describe.each(names)("%s", (name) => {
+  describe.each(kinds)("%s", (_kind, Kind) => {
+    // A: a plain acquire made in a scope; another acquisition of the uuid is sent as the scope's work ends,
+    // so the scope's release waits for that try, which takes the hold over from the (released) plain lease.
+    it("A: plain lease in a scope, a try in flight at the scope's end: later told nothing", async () => {
+      const id = uniqueId("scope-end-release");
+      const uuid = crypto.randomUUID();
+      const lost: string[] = [];
+      const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+      let plainSignal: AbortSignal | undefined;
+      let later: Promise<boolean> = Promise.resolve(false);
+      await lock.runExclusive(
+        async () => {
+          expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+          plainSignal = lock.signal;
+          later = lock.acquire({ uuid }); // sent in this tick, in flight as the scope ends
+        },
+        { uuid, onLost: (e) => lost.push(`scope ${e.reason}`) },
+      );
+      const afterScope = { lost: [...lost], aborted: plainSignal?.aborted };
+      expect(await within(later, 5_000, "later acquire")).toBe(true);
+      const keyAfterScope = await ioredis().get(id);
+      expect(await lock.release()).toBe(true); // the later acquisition's caller releases its own
+      await pause(50);
+      expect({
+        afterScope,
+        keyAfterScope,
+        lost,
+        aborted: plainSignal?.aborted,
+        key: await ioredis().get(id),
+      }).toEqual({
+        afterScope: { lost: [], aborted: false },
+        keyAfterScope: uuid,
+        lost: [],
+        aborted: false,
+        key: null,
+      });
+    }, 20_000);
+
+    // B: the scope's release fails (5xx / no reply); once the scope ended, a new plain acquire of the uuid
+    // takes the key again, and its own caller releases it: the plain lease of the ended scope is told.
+    it("B: plain lease in a scope whose release failed: a later acquisition's release tells it nothing", async () => {
+      const id = uniqueId("scope-end-release");
+      const uuid = crypto.randomUUID();
+      const lost: string[] = [];
+      let redis: RedisClient;
+      if (name === "upstash") redis = wire().faulty;
+      else {
+        const client = new IoRedis(stack().redis.url, { commandTimeout: 300 });
+        client.on("error", () => {});
+        redis = client;
+      }
+      const lock = new Kind({ id, redis, lease: 1_500 });
+      let plainSignal: AbortSignal | undefined;
+      try {
+        await lock.runExclusive(
+          async () => {
+            expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+            plainSignal = lock.signal;
+            if (name === "upstash") wire().passThrough.faults.status5xx(1);
+            else stack().redis.freeze();
+          },
+          { uuid },
+        );
+      } finally {
+        stack().redis.thaw();
+      }
+      const afterScope = { lost: [...lost], aborted: plainSignal?.aborted };
+      await pause(100);
+      // Another caller, after the scope ended: a plain acquire of the uuid, then its own release.
+      expect(await within(lock.acquire({ uuid, retry: { attempts: 100, delay: 50 } }), 8_000, "later")).toBe(
+        true,
+      );
+      expect(await lock.release()).toBe(true);
+      await pause(50);
+      expect({ afterScope, lost, aborted: plainSignal?.aborted, key: await ioredis().get(id) }).toEqual({
+        afterScope: { lost: [], aborted: false },
+        lost: [],
+        aborted: false,
+        key: null,
+      });
+      if (redis instanceof IoRedis) redis.disconnect();
+    }, 20_000);
+
+    // C: a plain acquire older than every scope; a try in flight at the scope's end takes the hold over:
+    // the release sends nothing, yet the older plain lease is told "taken" while its uuid still holds.
+    it("C: older plain lease, a try in flight at the scope's end: told only if the hold ended", async () => {
+      const id = uniqueId("scope-end-release");
+      const uuid = crypto.randomUUID();
+      const lost: string[] = [];
+      const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+      expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+      const plainSignal = lock.signal;
+      let later: Promise<boolean> = Promise.resolve(false);
+      await lock.runExclusive(
+        async () => {
+          later = lock.acquire({ uuid });
+        },
+        { uuid },
+      );
+      expect(await within(later, 5_000, "later")).toBe(true);
+      const seen = { lost: [...lost], aborted: plainSignal.aborted, key: await ioredis().get(id) };
+      await lock.release();
+      // Told "taken" while the key still holds the uuid (the later acquire's): a loss told for a live hold.
+      expect(seen).toEqual({ lost: [], aborted: false, key: uuid });
+    }, 20_000);
+  });
+});
