@@ -146,7 +146,15 @@ export async function acquire({
     // it. A wait between tries longer than the lease is no silence of Redis's.
     const sentAt = monotonicNow();
     const useful = sentAt + lease - clockDriftAllowance(lease);
-    const request = store.take({ token, nonce, lease, fencing: plan.fencing, queue: ticket });
+    let left = false; // its caller gave up on it: a quorum semaphore starts no more rounds of it
+    const request = store.take({
+      token,
+      nonce,
+      lease,
+      fencing: plan.fencing,
+      queue: ticket,
+      abandoned: () => left,
+    });
     if (holdsTurn && erring) awaitAnswer(erring, request, sentAt);
     const undo = (permit?: number) => store.undo(token, nonce, lease, permit);
     const undoOnceAnswered = () =>
@@ -155,6 +163,7 @@ export async function acquire({
         (error) => (refusedOutright(error) ? undefined : undo()),
       );
     const abandon = () => {
+      left = true;
       abandoned ??= undoOnceAnswered();
     };
     const limit = Math.min(budgetEnd, useful) - sentAt;

@@ -316,7 +316,8 @@ function quorumStore(
       let last: Take = { kind: "held", pttl: -1 };
       let outage: unknown;
       for (let step = 0; step < permits && last.kind === "held"; step++) {
-        if (step > 0 && monotonicNow() >= roundsUntil) break;
+        // Nor once its caller gave up on the try: a round then could take a permit for nobody (review helper-168).
+        if (step > 0 && (monotonicNow() >= roundsUntil || request.abandoned?.())) break;
         try {
           last = await round(request, ((start + step) % permits) + 1);
         } catch (error) {
@@ -327,7 +328,9 @@ function quorumStore(
       return last.kind === "held" ? { ...last, partial: true } : last;
     },
     async undo(token, nonce, lease, permit) {
-      if (permits > 1 && permit === undefined) return; // no permit taken: every round undid itself
+      // No permit taken (the try failed, or its answer is unknown): every round undid itself; a second undo
+      // would send each member another, with its re-sends (review helper-168).
+      if (permit === undefined) return;
       const id = permits === 1 ? nonce : roundId(nonce, permit ?? 0);
       // Each undo follows its take: one overtaking it would undo nothing, and the take would hold for nobody.
       await Promise.all(following(inFlight.get(id), (member) => member.undo(token, id, lease)));

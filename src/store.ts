@@ -29,6 +29,8 @@ export interface TakeRequest {
   readonly fencing: FencingPlan;
   readonly queue?: QueueTicket | undefined; // fair stores: the waiter's entry in the line
   readonly permit?: number | undefined; // semaphores on a quorum: the only permit to try (same on all)
+  /** Whether its caller gave up on the try (abort, timeout): a store sends no more of it (a quorum's rounds). */
+  readonly abandoned?: (() => boolean) | undefined;
 }
 
 /** What one try found. A try that could not reach Redis rejects with a {@link LockRedisError}. */

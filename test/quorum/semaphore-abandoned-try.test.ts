@@ -1,0 +1,44 @@
+// Review helper-168 (6/6): a quorum Semaphore's try whose caller gave up (an abort, a timeout) during its
+// first round went on with rounds for the other permits, and took a free one for nobody until its undo
+// landed: meanwhile another Semaphore was turned away, every permit held.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { quorum, Semaphore } from "../../src/index";
+import { uniqueId } from "../support/redis";
+import { useHttpMembers } from "./support/members";
+
+const members = useHttpMembers(3);
+afterEach(() => vi.restoreAllMocks());
+
+describe.each(["signal", "timeout"] as const)(
+  "a quorum Semaphore try given up on by its %s in round 1",
+  (how) => {
+    it("sends no later round, which could take a permit for nobody", async () => {
+      const id = uniqueId("semaphore-abandoned-try");
+      const permitKey = (permit: number) => `{${id}}:permit:${permit}`;
+      const all = members();
+      for (const member of all) {
+        await member.direct.set(permitKey(1), "another holder", { px: 60_000 });
+        await member.direct.set(permitKey(2), "a third holder", { px: 60_000 });
+      }
+      const options = { id, limit: 3, lease: 6_000, retry: { attempts: 1 } };
+      const semaphore = new Semaphore({ ...options, redis: quorum(all.map((member) => member.faulty)) });
+      await (await semaphore.acquire())?.release(); // loads the scripts on every member
+      await semaphore.pending;
+      vi.spyOn(Math, "random").mockReturnValue(0); // the try starts at permit 1
+      for (const member of all) member.passThrough.faults.latency(600);
+      const before = all.map((member) => member.passThrough.stats.requests);
+      const controller = new AbortController();
+      const call = semaphore.acquire(how === "signal" ? { signal: controller.signal } : { timeout: 100 });
+      const timer = setTimeout(() => controller.abort(new Error("the caller gave up")), 100);
+      await call.catch(() => undefined);
+      clearTimeout(timer);
+      await semaphore.pending;
+      const sent = all.map((member, index) => member.passThrough.stats.requests - (before[index] ?? 0));
+      for (const member of all) member.passThrough.faults.reset();
+      for (const member of all) await member.direct.del(permitKey(1), permitKey(2), permitKey(3));
+      // Round 1 (permit 1, held: nothing to undo) was the only request to each member: no round for permit 2
+      // or 3, so no permit taken for nobody, and no undo of one.
+      expect(sent).toEqual([1, 1, 1]);
+    }, 30_000);
+  },
+);
