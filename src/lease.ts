@@ -210,9 +210,10 @@ export class Lease implements AsyncDisposable {
     // Released from now on: no renewal, no loss report. The Lock's next caller waits until Redis answered, or
     // the key surely expired (`#handOver`): this caller's `await using` after `release()`, or its retry of a
     // failed one, must still find its own lease current, not the next caller's.
-    // The leases it took the hold over from are told as the release is sent: a same-token try in flight may
-    // take the hold over first, and they then follow that lease (review helper-165).
-    this.#end(false, null);
+    // The leases it took the hold over from are told now, though a same-token try in flight may yet take the
+    // hold over (the release then sends nothing): held back for it, they went untold of losses it found
+    // (review helper-170), so an older plain lease may be told "taken" of a hold that lives on.
+    this.#end(false, this.#lastShareEnded ? "ended" : "released");
     const keyEndsAt = monotonicNow() + limit;
     const releasing = this.#releaseAfterTries();
     let released: boolean | typeof TIMED_OUT;
@@ -242,7 +243,6 @@ export class Lease implements AsyncDisposable {
       this.#handOver(); // a newer lease of the token took the hold over meanwhile
       return false;
     }
-    this.#tellFollowers(this.#lastShareEnded ? "ended" : "released");
     // Answered, the turn passes in the same tick, before a same-token try waiting for the request itself goes
     // (even past the lease: one sent meanwhile could take the expired key again, and this request, landing
     // after it, would delete that hold).
@@ -734,19 +734,14 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Ends the lease here; `handOver` false leaves `onEnd` to the caller (a release, once answered). `ending`:
-   * how, as the leases it took the hold over from are told (what their callers ended is no loss to them);
-   * null: not yet (a release tells them as it is sent).
+   * how, as the leases it took the hold over from are told (what their callers ended is no loss to them).
    */
-  #end(handOver = true, ending: Ending | null = "taken"): void {
+  #end(handOver = true, ending: Ending = "taken"): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#cancelDeadline?.();
     this.#cancelRenewal?.();
     if (handOver) this.#c.onEnd?.();
-    if (ending !== null) this.#tellFollowers(ending);
-  }
-
-  #tellFollowers(ending: Ending): void {
     for (const follower of this.#followers.splice(0)) follower(ending);
   }
 }
