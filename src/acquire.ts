@@ -197,6 +197,7 @@ export async function acquire({
           };
           void request.then(answered, answered);
         }
+        left = true; // given up on too: a quorum semaphore starts no more rounds of it (review helper-169)
         background(undoOnceAnswered()); // not `abandon`: it ends the acquisition
         return STALLED;
       }

@@ -1,6 +1,7 @@
 // Review helper-168 (6/6): a quorum Semaphore's try whose caller gave up (an abort, a timeout) during its
 // first round went on with rounds for the other permits, and took a free one for nobody until its undo
-// landed: meanwhile another Semaphore was turned away, every permit held.
+// landed: meanwhile another Semaphore was turned away, every permit held. Review helper-169 (6/6 after that
+// fix): so did a try this process stalled over, which the acquisition gave up on without an abort.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { quorum, Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
@@ -42,3 +43,32 @@ describe.each(["signal", "timeout"] as const)(
     }, 30_000);
   },
 );
+
+describe("a quorum Semaphore try this process stalled over in round 1", () => {
+  it("sends no later round once the acquisition gave up on it", async () => {
+    const id = uniqueId("semaphore-abandoned-try");
+    const permitKey = (permit: number) => `{${id}}:permit:${permit}`;
+    const all = members();
+    for (const member of all) {
+      await member.direct.set(permitKey(1), "another holder", { px: 60_000 });
+      await member.direct.set(permitKey(2), "a third holder", { px: 60_000 });
+    }
+    const options = { id, limit: 3, lease: 6_000, retry: { attempts: 1 } };
+    const semaphore = new Semaphore({ ...options, redis: quorum(all.map((member) => member.faulty)) });
+    await (await semaphore.acquire())?.release(); // loads the scripts on every member
+    await semaphore.pending;
+    vi.spyOn(Math, "random").mockReturnValue(0); // the try starts at permit 1
+    for (const member of all) member.passThrough.faults.latency(600);
+    const before = all.map((member) => member.passThrough.stats.requests);
+    const call = semaphore.acquire({ timeout: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const until = performance.now() + 500; // the process stalls (a blocked event loop) while the try is out
+    while (performance.now() < until) {}
+    expect(await call).toBeUndefined(); // its timeout ran out in the stall
+    await semaphore.pending;
+    const sent = all.map((member, index) => member.passThrough.stats.requests - (before[index] ?? 0));
+    for (const member of all) member.passThrough.faults.reset();
+    for (const member of all) await member.direct.del(permitKey(1), permitKey(2), permitKey(3));
+    expect(sent).toEqual([1, 1, 1]);
+  }, 30_000);
+});
