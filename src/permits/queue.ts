@@ -40,7 +40,10 @@ export class FairWaiter extends SubscribedWaiter {
     super(events, plan, true);
     const id = newCallId();
     this.#standIn = Math.ceil(plan.backoff.maxDelay) + QUEUE_GRACE_MS;
-    this.member = `${id}:${Math.min(plan.lease, this.#standIn)}:${token}`;
+    // A grant lasts as its entry would: a waiter that learns of it by polling (no wake-ups, or one missed)
+    // polls up to `maxDelay` apart. Capped at a shorter lease, it ran out between polls, and the next in line
+    // went first (review helper-171).
+    this.member = `${id}:${this.#standIn}:${token}`;
     this.#id = id;
     this.#named = `granted:${id}:`;
     this.#leave = () => background(leave(this.member, this.#standIn, this.#now()));

@@ -1,0 +1,71 @@
+// Review helper-171 (6/6 and 6/6): a fair waiter that learns of its turn by polling (no wake-ups on its
+// client, or `wakeOnRelease: false`) missed the grant a release handed it when its lease was shorter than its
+// wait between polls: the grant lasted min(lease, maxDelay + 2 s) and ran out before its next poll, the
+// waiter behind it went first, and the lock was held for nobody meanwhile. A grant lasts maxDelay + 2 s.
+import { describe, expect, it } from "vitest";
+import { FairLock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
+import { uniqueId } from "../support/redis";
+import { useBothClients } from "./support/both-clients";
+import { pause, waitUntil } from "./support/time";
+
+const { ioredis, clients } = useBothClients();
+
+/** Two polling waiters in line, then the holder releases: the order they were served in. */
+async function served(make: (lease: number, delay: number) => FairLock | Semaphore, holdFor: number) {
+  const id = make(0, 0).id;
+  const queue = companionKey(id, ":queue");
+  const look = ioredis();
+  const holder = make(30_000, 100);
+  const held = holder instanceof Semaphore ? await holder.acquireOrThrow() : await holder.acquireOrThrow();
+  const order: string[] = [];
+  const wait = async (name: string, lock: FairLock | Semaphore) => {
+    const lease =
+      lock instanceof Semaphore
+        ? await lock.acquire({ timeout: 20_000 })
+        : await lock.acquire({ timeout: 20_000 });
+    order.push(`${name}:${Boolean(lease)}`);
+    await pause(1_000);
+    if (lease === true) await (lock as FairLock).release();
+    else if (lease) await lease.release();
+  };
+  // The first waiter: a lease of 1 s, polls 2 s apart. The second polls often.
+  const first = wait("first", make(1_000, 2_000));
+  await waitUntil(async () => (await look.zcard(queue)) >= 1, "the first waiter in line");
+  const second = wait("second", make(1_000, 100));
+  await waitUntil(async () => (await look.zcard(queue)) >= 2, "the second waiter in line");
+  await pause(holdFor);
+  await (held as { release(): Promise<boolean> }).release();
+  await Promise.all([first, second]);
+  return order;
+}
+
+describe.each(["ioredis", "upstash"] as const)("%s, waiters that poll", (name) => {
+  it("FairLock: the first in line is served first", async () => {
+    const id = uniqueId("fair-polling-grant");
+    const make = (lease: number, delay: number) =>
+      new FairLock({
+        id,
+        redis: clients[name](),
+        lease: lease || 1_000,
+        wakeOnRelease: false,
+        retry: { delay: delay || 100 },
+      });
+    expect(await served(make, 100)).toEqual(["first:true", "second:true"]);
+  }, 40_000);
+
+  it("fair Semaphore: the first in line is served first", async () => {
+    const id = uniqueId("fair-polling-grant");
+    const make = (lease: number, delay: number) =>
+      new Semaphore({
+        id,
+        redis: clients[name](),
+        limit: 1,
+        fair: true,
+        lease: lease || 1_000,
+        wakeOnRelease: false,
+        retry: { delay: delay || 100 },
+      });
+    expect(await served(make, 100)).toEqual(["first:true", "second:true"]);
+  }, 40_000);
+});
