@@ -20,7 +20,7 @@ export type Outcome =
       readonly acquired: true;
       readonly attempts: number;
       readonly sentAt: number; // monotonic time the winning request was sent: the lease counts from it
-      readonly pttl: number; // the lease Redis set, in ms, as of `sentAt`: the plan's, or a shorter grant
+      readonly pttl: number; // the lease Redis set, in ms, as of `sentAt`: the plan's, or a grant's (shorter or longer)
       readonly fencingToken: number | undefined;
       readonly permit: number;
       readonly hold: string; // the id naming the hold on Redis (the winning try's, or a grant's waiter's)
@@ -266,7 +266,9 @@ export async function acquire({
         if (now - sentAt >= lease / 2 && lease < SECONDS_LIKE_MS) warnShortLease(lockId, lease, now - sentAt);
         const { fencingToken, permit, hold } = result;
         const kept = metHolder ? false : result.kept;
-        return { acquired: true, attempts: tries, sentAt, pttl: lease, fencingToken, permit, hold, kept };
+        // A grant longer than the lease holds on past it (review helper-172): its deadline is the grant's.
+        const pttl = Math.max(lease, result.pttl ?? 0);
+        return { acquired: true, attempts: tries, sentAt, pttl, fencingToken, permit, hold, kept };
       }
       if (!local) replied = Math.min(replied, now - sentAt);
       // Halved, not kept: a reply this process read late after a stall must not excuse a silence later on.

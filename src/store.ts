@@ -43,6 +43,9 @@ export type Take =
       // true: the token held before the try (it confirmed that hold); false: it held nothing (a hold of it
       // here is gone); undefined: nothing on the permit tried, others unknown (a quorum semaphore's round)
       readonly kept: boolean | undefined;
+      // A fair try that confirmed a release's grant to its waiter (which may outlast the lease): the hold's
+      // remaining ms as the try ran; else undefined (the lease, from the try's send)
+      readonly pttl?: number | undefined;
     }
   | {
       readonly kind: "held";

@@ -84,9 +84,10 @@ end
  * ARGV[5]  "1" when fair; ARGV[6] the waiter's name in line; ARGV[7] now, ms on the caller's clock
  * ARGV[8]  how long the entry stays, ms; ARGV[9] "1" on the last try; ARGV[10] the only permit to try, or 0
  * ARGV[11] "count" or "clock" for a fencing token, else ""; ARGV[12] fencing counter lifetime, ms
- * Returns  {1, permit, fencing token or 0, grant, kept} with a permit (1-based): grant 1 when held under the
- *          waiter's name (a grant), kept 1 when the token held it before the call (the hold confirmed, not
- *          made); {0, pttl, ahead, place} without: pttl the
+ * Returns  {1, permit, fencing token or 0, grant, kept, left} with a permit (1-based): grant 1 when held under
+ *          the waiter's name (a grant), kept 1 when the token held it before the call (the hold confirmed, not
+ *          made), left the hold's PTTL when a fair try confirmed a release's grant to its waiter (which may
+ *          outlast the lease), else -1 (a same-uuid hold, another process's maybe, counts as the lease); {0, pttl, ahead, place} without: pttl the
  *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
  *          is not this waiter's turn; -1 for a late copy, which takes nothing: held, for how long unknown, so
  *          that a live waiter that reaches it keeps its backoff), ahead the waiters before it, place its place
@@ -211,7 +212,11 @@ elseif ARGV[11] == "clock" then
     redis.call("SET", KEYS[4], string.format("%.0f", fence), "PX", ARGV[12])
   end
 end
-return {1, slot - 5, fence or 0, heir and 1 or 0, slot == mine and 1 or 0}
+local left = -1
+if fair and slot == mine and string.find(listed, " " .. waiter .. " ", 1, true) then
+  left = redis.call("PTTL", KEYS[slot])
+end
+return {1, slot - 5, fence or 0, heir and 1 or 0, slot == mine and 1 or 0, left}
 `,
 );
 

@@ -57,7 +57,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
       async take({ token, nonce, lease, fencing, queue, permit }): Promise<Take> {
         // Without a clock floor (Upstash's default) the counter never expires, so no clock is read.
         const clockFloor = fencing && (fencing.clockFloor ?? target.server !== "upstash");
-        const [taken, detail = -1, third = 0, place = 0, kept] = await run("acquire", takePermit, [
+        const [taken, detail = -1, third = 0, place = 0, kept, left = -1] = await run("acquire", takePermit, [
           token,
           nonce,
           lease,
@@ -80,6 +80,7 @@ export function permitStore(limit: number | "lock-key", fair: boolean): StoreMak
             fencingToken: fencing ? third : undefined,
             hold,
             kept: kept === 1,
+            pttl: left >= 0 ? left : undefined,
           };
         return { kind: "held", pttl: detail, ahead: third, place };
       },

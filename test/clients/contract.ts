@@ -471,8 +471,10 @@ function permitRequests(run: Run, base: string, keys: string[]) {
       LEASE_MS + FENCE_COUNTER_LIFETIME_MS,
     ])) as number[];
     if (reply[0] !== 1) return reply;
-    // Read as {1, permit[, fence][, 1 for a grant]}; "kept" (1: the token held it before) apart.
-    expect(reply.length).toBe(5);
+    // Read as {1, permit[, fence][, 1 for a grant]}; "kept" (1: the token held it before) and "left" (the
+    // PTTL of a release's grant a fair try confirmed, else -1) apart.
+    expect(reply.length).toBe(6);
+    expect(reply[5] === -1 || (fair && reply[4] === 1 && (reply[5] ?? -1) > 0)).toBe(true);
     const [, permit, fencing, grant] = reply;
     lastKept = reply[4];
     return grant === 1 ? [1, permit, fencing, 1] : fencing ? [1, permit, fencing] : [1, permit];

@@ -2,8 +2,11 @@
 // client, or `wakeOnRelease: false`) missed the grant a release handed it when its lease was shorter than its
 // wait between polls: the grant lasted min(lease, maxDelay + 2 s) and ran out before its next poll, the
 // waiter behind it went first, and the lock was held for nobody meanwhile. A grant lasts maxDelay + 2 s.
+// Review helper-172 (24/24 on that change): a waiter that confirmed such a grant with a try (it polls, or
+// wants a fencing token) counted its lease from the try, and was told "expired" while Redis held its token
+// for the rest of the grant. A fair try that confirms a hold reads its PTTL.
 import { describe, expect, it } from "vitest";
-import { FairLock, Semaphore } from "../../src/index";
+import { enableWakeUps, FairLock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
@@ -69,3 +72,48 @@ describe.each(["ioredis", "upstash"] as const)("%s, waiters that poll", (name) =
     expect(await served(make, 100)).toEqual(["first:true", "second:true"]);
   }, 40_000);
 });
+
+/** A waiter with a 400 ms lease, handed the lock by a release, confirms with a try: what its signal says. */
+async function confirmedGrant(name: "ioredis" | "upstash", mode: "polls" | "wants a fencing token") {
+  const id = uniqueId("fair-polling-grant");
+  const look = ioredis();
+  const client = () => {
+    const redis = clients[name]();
+    if (name === "ioredis" && mode !== "polls") enableWakeUps(redis as never);
+    return redis;
+  };
+  const holder = new FairLock({ id, redis: client(), lease: 30_000 });
+  await holder.acquireOrThrow();
+  const fencing = mode !== "polls";
+  const retry = { delay: 2_000, maxDelay: 3_000 }; // a grant of 5 s
+  const waiter = new FairLock({ id, redis: client(), lease: 400, wakeOnRelease: fencing, fencing, retry });
+  const acquired = waiter.acquire({ timeout: 15_000 });
+  await waitUntil(async () => (await look.zcard(companionKey(id, ":queue"))) > 0, "the waiter in line");
+  await pause(200);
+  await holder.release();
+  expect(await acquired).toBe(true);
+  const signal = waiter.signal;
+  const lost = new Promise<string>((resolve) =>
+    signal.addEventListener("abort", () => resolve((signal.reason as { reason: string }).reason), {
+      once: true,
+    }),
+  );
+  const reason = await Promise.race([lost, pause(10_000).then(() => "none")]);
+  await pause(200); // the deadline is early by the drift allowance: 1 % of the 5 s grant, and 2 ms
+  const seen = { reason, key: (await look.pttl(id)) > 0 ? "held" : "gone", status: await waiter.getStatus() };
+  await waiter.release();
+  return seen;
+}
+
+describe.each(["ioredis", "upstash"] as const)(
+  "%s, a grant longer than the lease, confirmed by a try",
+  (name) => {
+    it.each(["polls", "wants a fencing token"] as const)(
+      'a waiter that %s is told "expired" only once Redis dropped the key',
+      async (mode) => {
+        expect(await confirmedGrant(name, mode)).toEqual({ reason: "expired", key: "gone", status: "FREE" });
+      },
+      30_000,
+    );
+  },
+);
