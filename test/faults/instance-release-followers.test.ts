@@ -1,28 +1,20 @@
 // Review helper-170 (stop 54), held up 8/8: lock.release() on the instance while runExclusive({ uuid }) work
 // runs tells the work and an older plain lease of the uuid, with a try of the uuid in flight or not.
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock } from "../../src/index";
-import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
+import { clientNames, lockKinds, sharedUuidCase } from "./support/shared-uuid";
 import { pause } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
-const kinds = [
-  ["Lock", Lock],
-  ["FairLock", FairLock],
-] as const;
-const names = ["ioredis", "upstash"] as const;
 
-describe.each(names)("%s", (name) => {
-  describe.each(kinds)("%s", (_kind, Kind) => {
+describe.each(clientNames)("%s", (name) => {
+  describe.each(lockKinds)("%s", (_kind, Kind) => {
     it.each([false, true])(
       "I (try in flight: %s): work and older plain lease both told",
       async (inFlight) => {
-        const id = uniqueId("instance-release-followers");
-        const uuid = crypto.randomUUID();
-        const lost: string[] = [];
+        const { id, uuid, lost, told } = sharedUuidCase("instance-release-followers");
         const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-        expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+        expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
         const plain = lock.signal;
         let later: Promise<boolean> = Promise.resolve(false);
         const workAborted = await lock.runExclusive(
@@ -32,7 +24,7 @@ describe.each(names)("%s", (name) => {
             await pause(50);
             return signal.aborted;
           },
-          { uuid, onLost: (e) => lost.push(`work ${e.reason}`) },
+          { uuid, onLost: told("work") },
         );
         const took = await later;
         await pause(50);

@@ -1,27 +1,19 @@
 // Review helper-170 (stop 54, 6/6 on f407518): a release that waited for a slow same-uuid try past its lease
 // left the older lease untold while another owner held the lock. A release tells it as it begins.
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock } from "../../src/index";
-import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
 import { useWire } from "./support/endpoints";
+import { lockKinds, sharedUuidCase } from "./support/shared-uuid";
 import { pause, within } from "./support/time";
 
 const { stack, ioredis, clients } = useBothClients();
 const wire = useWire(() => stack().endpoint);
-const kinds = [
-  ["Lock", Lock],
-  ["FairLock", FairLock],
-] as const;
-
-describe.each(kinds)("upstash wire %s", (_kind, Kind) => {
+describe.each(lockKinds)("upstash wire %s", (_kind, Kind) => {
   it("F: L2 released while a slow try is in flight; L2's key expires, another owner takes it: L1 is told", async () => {
-    const id = uniqueId("release-waits-for-try");
-    const uuid = crypto.randomUUID();
-    const lost: string[] = [];
+    const { id, uuid, lost, told } = sharedUuidCase("release-waits-for-try");
     const lock = new Kind({ id, redis: wire().faulty, lease: 1_000 });
     const other = new Kind({ id, redis: clients.upstash(), lease: 10_000 });
-    expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`L1 ${e.reason}`) })).toBe(true);
+    expect(await lock.acquire({ uuid, onLost: told("L1") })).toBe(true);
     const l1 = lock.signal;
     expect(await lock.acquire({ uuid })).toBe(true); // L2, lease 1 s, no auto-extend
     wire().passThrough.faults.delayNext(1, 3_000); // the try reaches Redis 3 s late

@@ -4,17 +4,20 @@
 // first, though nothing was lost: its own callers had ended. And the newer lease kept renewing at the outer
 // one's auto-extend interval after the outer ended, for as long as it held (a 50 ms interval on a 30 s lease).
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock, type LockAcquireConfig } from "../../src/index";
+import type { Lock, LockAcquireConfig } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { type ClientName, useBothClients } from "./support/both-clients";
+import {
+  clientNames,
+  type LockKind,
+  lockKinds,
+  plainAcquireInScope,
+  sharedUuidCase,
+} from "./support/shared-uuid";
 import { pause } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
-const kinds = [
-  ["Lock", Lock],
-  ["FairLock", FairLock],
-] as const;
-type Kind = (typeof kinds)[number][1];
+type Kind = LockKind;
 type Inner = (lock: Lock, uuid: string) => Promise<unknown>;
 /** An inner acquisition of `uuid` that ends before the hold is taken: its signal, its `onLost` given. */
 type Takes = (lock: Lock, uuid: string, onLost: () => void) => Promise<AbortSignal>;
@@ -90,8 +93,8 @@ async function takenAfterInner(Kind: Kind, client: ClientName, inner: Takes) {
   return { lost, outer: outer.aborted, inner: innerSignal?.aborted };
 }
 
-describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
-  describe.each(kinds)("%s: nested runExclusive calls of one uuid", (_kind, Kind) => {
+describe.each(clientNames)("%s", (name) => {
+  describe.each(lockKinds)("%s: nested runExclusive calls of one uuid", (_kind, Kind) => {
     it.each(endings)(
       "%s: no one is told a loss, and the last end releases",
       async (_ending, start, after) => {
@@ -120,7 +123,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     );
   });
 
-  it.each(kinds)(
+  it.each(lockKinds)(
     "%s: a hold taken over from an auto-extended one stops its renewals when that one's callers ended",
     async (_kind, Kind) => {
       const id = uniqueId("retired-lease-end");
@@ -176,7 +179,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       (lock, uuid, onLost) => lock.runExclusive(async (signal) => signal, { uuid, onLost }),
     ],
   ];
-  describe.each(kinds)("%s: the outer one's hold taken", (_kind, Kind) => {
+  describe.each(lockKinds)("%s: the outer one's hold taken", (_kind, Kind) => {
     it.each(innerShapes)(
       "%s whose callers ended calls no onLost",
       async (_shape, inner) => {
@@ -209,7 +212,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
         lock.runExclusive(() => pause(10), { uuid, lease: 30_000, autoExtend: { interval: 50 } }),
     ],
   ];
-  describe.each(kinds)("%s: auto-extend stops when its callers end", (_kind, Kind) => {
+  describe.each(lockKinds)("%s: auto-extend stops when its callers end", (_kind, Kind) => {
     it.each(renewing)(
       "%s",
       async (_shape, inner) => {
@@ -220,7 +223,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
   });
 
   // Review helper-151's suspect, confirmed: an older lease was told "taken" whatever ended the hold.
-  it.each(kinds)(
+  it.each(lockKinds)(
     "%s: an older lease is told the hold expired when the newer lease's hold ran out",
     async (_kind, Kind) => {
       const id = uniqueId("retired-lease-end");
@@ -269,7 +272,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       (lock, uuid) => lock.runExclusive(() => pause(10), { uuid, lease: 600, autoExtend: { interval: 100 } }),
     ],
   ];
-  describe.each(kinds)("%s: a shorter inner lease", (_kind, Kind) => {
+  describe.each(lockKinds)("%s: a shorter inner lease", (_kind, Kind) => {
     it.each(shorter)(
       "%s: the outer one's hold lasts as Redis keeps it",
       async (_shape, inner) => {
@@ -280,7 +283,7 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
     );
   });
 
-  it.each(kinds)(
+  it.each(lockKinds)(
     "%s: a shorter inner lease whose take found the outer one's hold gone ends as Redis drops the key",
     async (_kind, Kind) => {
       const id = uniqueId("retired-lease-end");
@@ -311,33 +314,22 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
 // which the work's end releases, silently. But once a later acquisition of the uuid had taken the hold over,
 // that end told the plain one's `onLost` and signal "taken": its hold was released by the scope it was made
 // in, which is no loss (the same end, with no later acquisition, tells it nothing).
-describe.each(["ioredis", "upstash"] as const)("%s: a plain acquire in a scope", (name) => {
+describe.each(clientNames)("%s: a plain acquire in a scope", (name) => {
   const laterAcquisitions: [string, (lock: Lock, uuid: string) => Promise<unknown>][] = [
     ["none", async () => {}],
     ["a plain one", (lock, uuid) => lock.acquire({ uuid })],
     ["a runExclusive", (lock, uuid) => lock.runExclusive(() => pause(10), { uuid })],
   ];
-  describe.each(kinds)("%s", (_kind, Kind) => {
+  describe.each(lockKinds)("%s", (_kind, Kind) => {
     it.each(laterAcquisitions)(
       "later acquisitions of the uuid: %s; the scope's end releases and tells no one a loss",
       async (_later, later) => {
-        const id = uniqueId("retired-lease-end");
-        const uuid = crypto.randomUUID();
-        const lost: string[] = [];
+        const shared = sharedUuidCase("retired-lease-end");
+        const { id, uuid, lost } = shared;
         const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-        let plainSignal: AbortSignal | undefined;
-        await lock.runExclusive(
-          async () => {
-            expect(await lock.acquire({ uuid, onLost: (error) => lost.push(`plain ${error.reason}`) })).toBe(
-              true,
-            );
-            plainSignal = lock.signal;
-            await later(lock, uuid);
-          },
-          { uuid, onLost: (error) => lost.push(`scope ${error.reason}`) },
-        );
+        const { plain } = await plainAcquireInScope(lock, shared, () => later(lock, uuid));
         await pause(50);
-        expect({ lost, aborted: plainSignal?.aborted, key: await ioredis().get(id) }).toEqual({
+        expect({ lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
           lost: [],
           aborted: false,
           key: null,
@@ -348,15 +340,13 @@ describe.each(["ioredis", "upstash"] as const)("%s: a plain acquire in a scope",
   });
 });
 
-describe.each(["ioredis", "upstash"] as const)("%s: a plain acquire before a scope", (name) => {
-  it.each(kinds)(
+describe.each(clientNames)("%s: a plain acquire before a scope", (name) => {
+  it.each(lockKinds)(
     "%s: the scope's end releases the hold, and the plain acquire, whose caller may be at work, is told",
     async (_kind, Kind) => {
-      const id = uniqueId("retired-lease-end");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const { id, uuid, lost, told } = sharedUuidCase("retired-lease-end");
       const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      expect(await lock.acquire({ uuid, onLost: (error) => lost.push(`plain ${error.reason}`) })).toBe(true);
+      expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
       const plainSignal = lock.signal;
       await lock.runExclusive(() => pause(10), { uuid });
       await pause(50);

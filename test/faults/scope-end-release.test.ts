@@ -4,42 +4,33 @@
 // and told "taken" when that one's hold ended (A, B). C states a documented limit instead: the leases a
 // release ends are told as it begins, though a try in flight may then take the hold over (the release then
 // sends nothing); held back for that try, losses it found went untold (release-followers.test.ts).
-import { Redis as IoRedis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../src/index";
-import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
-import { useWire } from "./support/endpoints";
+import {
+  clientNames,
+  lockKinds,
+  plainAcquireInScope,
+  sharedUuidCase,
+  useFailingClients,
+} from "./support/shared-uuid";
 import { pause, within } from "./support/time";
 
-const { stack, ioredis, clients } = useBothClients();
-const wire = useWire(() => stack().endpoint);
-const kinds = [
-  ["Lock", Lock],
-  ["FairLock", FairLock],
-] as const;
-const names = ["ioredis", "upstash"] as const;
+const both = useBothClients();
+const { ioredis, clients } = both;
+const failing = useFailingClients(both);
 
-describe.each(names)("%s", (name) => {
-  describe.each(kinds)("%s", (_kind, Kind) => {
+describe.each(clientNames)("%s", (name) => {
+  describe.each(lockKinds)("%s", (_kind, Kind) => {
     // A: a plain acquire made in a scope; another acquisition of the uuid is sent as the scope's work ends,
     // so the scope's release waits for that try, which takes the hold over from the (released) plain lease.
     it("A: plain lease in a scope, a try in flight at the scope's end: later told nothing", async () => {
-      const id = uniqueId("scope-end-release");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const shared = sharedUuidCase("scope-end-release");
+      const { id, uuid, lost } = shared;
       const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      let plainSignal: AbortSignal | undefined;
       let later: Promise<boolean> = Promise.resolve(false);
-      await lock.runExclusive(
-        async () => {
-          expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
-          plainSignal = lock.signal;
-          later = lock.acquire({ uuid }); // sent in this tick, in flight as the scope ends
-        },
-        { uuid, onLost: (e) => lost.push(`scope ${e.reason}`) },
-      );
-      const afterScope = { lost: [...lost], aborted: plainSignal?.aborted };
+      const { plain, afterScope } = await plainAcquireInScope(lock, shared, () => {
+        later = lock.acquire({ uuid }); // sent in this tick, in flight as the scope ends
+      });
       expect(await within(later, 5_000, "later acquire")).toBe(true);
       const keyAfterScope = await ioredis().get(id);
       expect(await lock.release()).toBe(true); // the later acquisition's caller releases its own
@@ -48,7 +39,7 @@ describe.each(names)("%s", (name) => {
         afterScope,
         keyAfterScope,
         lost,
-        aborted: plainSignal?.aborted,
+        aborted: plain.aborted,
         key: await ioredis().get(id),
       }).toEqual({
         afterScope: { lost: [], aborted: false },
@@ -62,32 +53,13 @@ describe.each(names)("%s", (name) => {
     // B: the scope's release fails (5xx / no reply); once the scope ended, a new plain acquire of the uuid
     // takes the key again, and its own caller releases it: the plain lease of the ended scope is told.
     it("B: plain lease in a scope whose release failed: a later acquisition's release tells it nothing", async () => {
-      const id = uniqueId("scope-end-release");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
-      let redis: RedisClient;
-      if (name === "upstash") redis = wire().faulty;
-      else {
-        const client = new IoRedis(stack().redis.url, { commandTimeout: 300 });
-        client.on("error", () => {});
-        redis = client;
-      }
-      const lock = new Kind({ id, redis, lease: 1_500 });
-      let plainSignal: AbortSignal | undefined;
-      try {
-        await lock.runExclusive(
-          async () => {
-            expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
-            plainSignal = lock.signal;
-            if (name === "upstash") wire().passThrough.faults.status5xx(1);
-            else stack().redis.freeze();
-          },
-          { uuid },
-        );
-      } finally {
-        stack().redis.thaw();
-      }
-      const afterScope = { lost: [...lost], aborted: plainSignal?.aborted };
+      const shared = sharedUuidCase("scope-end-release");
+      const { id, uuid, lost } = shared;
+      const client = failing(name);
+      const lock = new Kind({ id, redis: client.redis, lease: 1_500 });
+      const { plain, afterScope } = await plainAcquireInScope(lock, shared, () => client.failNext()).finally(
+        () => client.recover(),
+      );
       await pause(100);
       // Another caller, after the scope ended: a plain acquire of the uuid, then its own release.
       expect(await within(lock.acquire({ uuid, retry: { attempts: 100, delay: 50 } }), 8_000, "later")).toBe(
@@ -95,23 +67,20 @@ describe.each(names)("%s", (name) => {
       );
       expect(await lock.release()).toBe(true);
       await pause(50);
-      expect({ afterScope, lost, aborted: plainSignal?.aborted, key: await ioredis().get(id) }).toEqual({
+      expect({ afterScope, lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
         afterScope: { lost: [], aborted: false },
         lost: [],
         aborted: false,
         key: null,
       });
-      if (redis instanceof IoRedis) redis.disconnect();
     }, 20_000);
 
     // C: a plain acquire older than every scope; a try in flight at the scope's end takes the hold over:
     // the release sends nothing, yet the older plain lease is told "taken" while its uuid still holds.
     it("C: older plain lease, a try in flight at the scope's end takes the hold over: told as the release began", async () => {
-      const id = uniqueId("scope-end-release");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const { id, uuid, lost, told } = sharedUuidCase("scope-end-release");
       const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+      expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
       const plainSignal = lock.signal;
       let later: Promise<boolean> = Promise.resolve(false);
       await lock.runExclusive(
@@ -131,11 +100,9 @@ describe.each(names)("%s", (name) => {
     // D: as C, but the try in flight meets another owner's hold (the key changed hands unseen here): the
     // older plain lease, its caller maybe at work, is told its hold was taken.
     it("D: older plain lease, a try in flight at the scope's end meets another owner: told taken", async () => {
-      const id = uniqueId("scope-end-release");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const { id, uuid, lost, told } = sharedUuidCase("scope-end-release");
       const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-      expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
+      expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
       const plainSignal = lock.signal;
       let later: Promise<boolean> = Promise.resolve(true);
       await lock.runExclusive(

@@ -3,43 +3,29 @@
 // its own caller's release later told the plain lease "taken" (api.md: a re-acquire in a scope ends with it,
 // told no loss). The scope's end tells its followers as it begins, so that try's lease carries none.
 import { describe, expect, it } from "vitest";
-import { FairLock, Lock } from "../../src/index";
-import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
+import { clientNames, lockKinds, plainAcquireInScope, sharedUuidCase } from "./support/shared-uuid";
 import { pause, within } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
-const kinds = [
-  ["Lock", Lock],
-  ["FairLock", FairLock],
-] as const;
-const names = ["ioredis", "upstash"] as const;
 
-describe.each(names)("%s", (name) => {
-  describe.each(kinds)("%s", (_kind, Kind) => {
+describe.each(clientNames)("%s", (name) => {
+  describe.each(lockKinds)("%s", (_kind, Kind) => {
     it.each([true, false])(
       "G (try in flight at the scope's end: %s): the plain lease is told nothing",
       async (inFlight) => {
-        const id = uniqueId("scope-end-try-in-flight");
-        const uuid = crypto.randomUUID();
-        const lost: string[] = [];
+        const shared = sharedUuidCase("scope-end-try-in-flight");
+        const { id, uuid, lost, told } = shared;
         const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-        let plainSignal: AbortSignal | undefined;
         let later: Promise<boolean> = Promise.resolve(true);
-        await lock.runExclusive(
-          async () => {
-            expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`plain ${e.reason}`) })).toBe(true);
-            plainSignal = lock.signal;
-            await lock.runExclusive(() => pause(10), { uuid, onLost: (e) => lost.push(`inner ${e.reason}`) });
-            if (inFlight) later = lock.acquire({ uuid }); // another caller's, in flight as the scope ends
-          },
-          { uuid, onLost: (e) => lost.push(`outer ${e.reason}`) },
-        );
-        const afterScope = { lost: [...lost], aborted: plainSignal?.aborted };
+        const { plain, afterScope } = await plainAcquireInScope(lock, shared, async () => {
+          await lock.runExclusive(() => pause(10), { uuid, onLost: told("inner") });
+          if (inFlight) later = lock.acquire({ uuid }); // another caller's, in flight as the scope ends
+        });
         expect(await within(later, 5_000, "later")).toBe(true);
         if (inFlight) expect(await lock.release()).toBe(true); // the later caller releases its own
         await pause(50);
-        expect({ afterScope, lost, aborted: plainSignal?.aborted, key: await ioredis().get(id) }).toEqual({
+        expect({ afterScope, lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
           afterScope: { lost: [], aborted: false },
           lost: [],
           aborted: false,

@@ -2,12 +2,11 @@
 // between, a release waiting for a same-uuid try that found the permit gone handed the older lease on untold.
 import { describe, expect, it } from "vitest";
 import { Lock, Semaphore } from "../../src/index";
-import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
+import { clientNames, sharedUuidCase } from "./support/shared-uuid";
 import { pause, within } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
-const names = ["ioredis", "upstash"] as const;
 
 async function dropPermits(id: string): Promise<number> {
   const keys = await ioredis().keys(`*${id}*`);
@@ -16,14 +15,12 @@ async function dropPermits(id: string): Promise<number> {
   return permits.length;
 }
 
-describe.each(names)("%s", (name) => {
+describe.each(clientNames)("%s", (name) => {
   describe.each([1, 3])("limit %i", (limit) => {
     it("E-sem: try in flight at L2's release finds the permit gone: L1 is told", async () => {
-      const id = uniqueId("semaphore-release-followers");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const { id, uuid, lost, told } = sharedUuidCase("semaphore-release-followers");
       const sem = new Semaphore({ id, redis: clients[name](), limit, lease: 5_000 });
-      const l1 = await sem.acquire({ uuid, onLost: (e) => lost.push(`L1 ${e.reason}`) });
+      const l1 = await sem.acquire({ uuid, onLost: told("L1") });
       expect(l1).toBeDefined();
       const l2 = await sem.acquire({ uuid });
       expect(l2).toBeDefined();
@@ -40,11 +37,9 @@ describe.each(names)("%s", (name) => {
     }, 20_000);
 
     it("E-sem0: control, no release", async () => {
-      const id = uniqueId("semaphore-release-followers");
-      const uuid = crypto.randomUUID();
-      const lost: string[] = [];
+      const { id, uuid, lost, told } = sharedUuidCase("semaphore-release-followers");
       const sem = new Semaphore({ id, redis: clients[name](), limit, lease: 5_000 });
-      const l1 = await sem.acquire({ uuid, onLost: (e) => lost.push(`L1 ${e.reason}`) });
+      const l1 = await sem.acquire({ uuid, onLost: told("L1") });
       const l2 = await sem.acquire({ uuid });
       expect(l2).toBeDefined();
       expect(await dropPermits(id)).toBeGreaterThan(0);
@@ -59,12 +54,10 @@ describe.each(names)("%s", (name) => {
 
   // E2 (Lock): another owner held and released the lock between the deletion and the take: no doubt a loss.
   it("E2-lock: another owner held in between; the try in flight at L2's release: L1 is told", async () => {
-    const id = uniqueId("semaphore-release-followers");
-    const uuid = crypto.randomUUID();
-    const lost: string[] = [];
+    const { id, uuid, lost, told } = sharedUuidCase("semaphore-release-followers");
     const lock = new Lock({ id, redis: clients[name](), lease: 5_000, autoExtend: true } as never);
     const other = new Lock({ id, redis: clients[name](), lease: 5_000 });
-    expect(await lock.acquire({ uuid, onLost: (e) => lost.push(`L1 ${e.reason}`) })).toBe(true);
+    expect(await lock.acquire({ uuid, onLost: told("L1") })).toBe(true);
     const l1 = lock.signal;
     expect(await lock.acquire({ uuid })).toBe(true);
     await ioredis().del(id);

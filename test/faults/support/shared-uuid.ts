@@ -1,0 +1,96 @@
+import { Redis as IoRedis } from "ioredis";
+import { afterAll, expect } from "vitest";
+import { FairLock, Lock, type RedisClient } from "../../../src/index";
+import { uniqueId } from "../../support/redis";
+import type { ClientName, useBothClients } from "./both-clients";
+import { useWire } from "./endpoints";
+
+/** The kinds whose acquisitions of one uuid share its hold the same way: each case runs over both. */
+export const lockKinds = [
+  ["Lock", Lock],
+  ["FairLock", FairLock],
+] as const;
+
+/** A lock kind of `lockKinds`. */
+export type LockKind = (typeof lockKinds)[number][1];
+
+/** The clients each case runs over. */
+export const clientNames = ["ioredis", "upstash"] as const satisfies readonly ClientName[];
+
+/** A fresh key and uuid for one case, and the losses its leases are told, in order, as "label reason". */
+export interface SharedUuidCase {
+  readonly id: string;
+  readonly uuid: string;
+  readonly lost: string[];
+  /** An `onLost` that logs the loss under `label`. */
+  told(label: string): (error: { readonly reason: string }) => void;
+}
+
+/** Starts a case on a fresh key, named after `prefix`. */
+export function sharedUuidCase(prefix: string): SharedUuidCase {
+  const lost: string[] = [];
+  return {
+    id: uniqueId(prefix),
+    uuid: crypto.randomUUID(),
+    lost,
+    told: (label) => (error) => {
+      lost.push(`${label} ${error.reason}`);
+    },
+  };
+}
+
+/** A client whose next command fails, and the way to make it so. */
+export interface FailingClient {
+  readonly redis: RedisClient;
+  /** Makes the next command fail: a 5xx from the proxy, or a frozen Redis past a 300 ms command timeout. */
+  failNext(): void;
+  /** Undoes `failNext` (a frozen Redis thaws); harmless when nothing failed. */
+  recover(): void;
+}
+
+/**
+ * Clients whose commands can be made to fail, per name: @upstash/redis through a faulty wire, ioredis with a
+ * 300 ms `commandTimeout` over a Redis that freezes. Call at the top of the file, after `useBothClients`.
+ */
+export function useFailingClients(
+  both: ReturnType<typeof useBothClients>,
+): (name: ClientName) => FailingClient {
+  const wire = useWire(() => both.stack().endpoint);
+  const opened: IoRedis[] = [];
+  afterAll(() => {
+    for (const client of opened) client.disconnect();
+  });
+  const recover = (): void => both.stack().redis.thaw();
+  return (name) => {
+    if (name === "upstash") {
+      return { redis: wire().faulty, failNext: () => wire().passThrough.faults.status5xx(1), recover };
+    }
+    const client = new IoRedis(both.stack().redis.url, { commandTimeout: 300 });
+    client.on("error", () => {});
+    opened.push(client);
+    return { redis: client, failNext: () => both.stack().redis.freeze(), recover };
+  };
+}
+
+/**
+ * Runs a scope (`runExclusive`) of the case's uuid on `lock` (its losses told as "scope") whose work makes a
+ * plain acquire of the uuid (told as "plain"), then `thenInScope`. Returns the plain lease's signal, and the
+ * losses told by the time the scope ended.
+ */
+export async function plainAcquireInScope(
+  lock: Lock,
+  { uuid, lost, told }: SharedUuidCase,
+  thenInScope: () => unknown,
+): Promise<{ plain: AbortSignal; afterScope: { lost: string[]; aborted: boolean } }> {
+  let plain: AbortSignal | undefined;
+  await lock.runExclusive(
+    async () => {
+      expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
+      plain = lock.signal;
+      await thenInScope();
+    },
+    { uuid, onLost: told("scope") },
+  );
+  if (plain === undefined) throw new Error("the scope's work did not run");
+  return { plain, afterScope: { lost: [...lost], aborted: plain.aborted } };
+}
