@@ -1,5 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { within } from "../faults/support/time";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { createClient, type Endpoint } from "./helpers/clients";
 import { keyPrefix } from "./helpers/keys";
@@ -74,6 +77,31 @@ describe("startPassThrough", () => {
     expect(stack().proxy.openSubscriptions()).toBe(1);
     aborted.abort();
     await waitFor(() => stack().proxy.openSubscriptions() === 0);
+  });
+
+  it("drops the client's event stream when the target drops the subscription, as Upstash's would end", async () => {
+    // A target that confirms a subscription, then loses the connection (a restart, a killed socket).
+    const target = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: subscribe,c,1\n\n");
+      setTimeout(() => req.socket.destroy(), 50);
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const dropping = await startPassThrough({
+      target: `http://127.0.0.1:${(target.address() as AddressInfo).port}`,
+    });
+    try {
+      const response = await fetch(`${dropping.url}/subscribe/c`, { method: "POST", body: "[]" });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const ended = (async () => {
+        for (;;) if ((await reader.read()).done) return "ended";
+      })().catch(() => "failed");
+      // Before, the client's stream stayed open with nothing more to hear: this waited out its 5 s bound.
+      expect(await within(ended, 5_000, "the client's stream to end")).toBe("failed");
+    } finally {
+      await dropping.close();
+      await new Promise((resolve) => target.close(resolve));
+    }
   });
 
   it("proves that no request was sent when the client fails locally", async () => {

@@ -162,6 +162,11 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       res.flushHeaders();
       stream.pipe(res);
       res.on("close", () => stream.destroy()); // the client went away: so does the subscription
+      // The target dropped the subscription (a restart, a killed connection): so does the client's, as it
+      // would over Upstash, rather than stay open and hear nothing.
+      stream.on("close", () => {
+        if (!stream.complete) res.destroy();
+      });
       return;
     }
     res.writeHead(upstream.status, {
