@@ -84,8 +84,11 @@ describe("a refused acquire of a uuid whose reply comes late, after a lease of t
     expect(await other.acquire()).toBe(true);
     const seeded = new Lock({ id, redis: wire().faulty, uuid, lease: 10_000 });
     wire().passThrough.faults.delayRepliesNext(1, 1_500);
+    const ran = wire().passThrough.ran();
     const refused = seeded.acquire({ uuid, retry: { attempts: 1 } });
-    await pause(300); // refused in Redis by now; the reply is on its way
+    // Refused in Redis, the reply on its way: waited for, as a fixed 300 ms was too short on a loaded machine
+    // (the try then ran after the release below, and took the lock).
+    await waitUntil(() => wire().passThrough.ran() > ran, "the try refused in Redis", { timeoutMs: 10_000 });
     expect(await other.release()).toBe(true);
     const elsewhere = new Lock({ id, redis: wire().direct, lease: 10_000 });
     expect(await elsewhere.acquire({ uuid })).toBe(true);

@@ -8,6 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { Lock } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
+import { waitUntil } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -21,8 +22,10 @@ describe("a seeded lock's status answers, one of them late", () => {
     const seeded = new Lock({ id, redis: faulty, uuid, lease: 10_000, onLost });
     expect(await seeded.getStatus()).toBe("FREE"); // the script is cached: one request per call
     passThrough.faults.delayRepliesNext(1, 800);
+    const ran = passThrough.ran();
     const first = seeded.getStatus(); // runs while the key is free; its reply comes 800 ms later
-    await pause(150);
+    // Waited for: a fixed 150 ms let it run after the acquire below on a loaded machine.
+    await waitUntil(() => passThrough.ran() > ran, "the status run in Redis", { timeoutMs: 10_000 });
     expect(await new Lock({ id, redis: direct, lease: 10_000 }).acquire({ uuid })).toBe(true);
     expect(await seeded.getStatus()).toBe("ACQUIRED");
     expect(await first).toBe("FREE"); // true for its moment
@@ -42,8 +45,10 @@ describe("a seeded lock's status answers, one of them late", () => {
     const seeded = new Lock({ id, redis: faulty, uuid, lease: 10_000 });
     await new Lock({ id: `${id}:warm`, redis: faulty, uuid }).getStatus(); // the script is cached
     passThrough.faults.delayRepliesNext(1, 800);
+    const ran = passThrough.ran();
     const first = seeded.getStatus(); // runs while the uuid holds; its reply comes 800 ms later
-    await pause(150);
+    // Waited for: a fixed 150 ms let it run after the release below on a loaded machine.
+    await waitUntil(() => passThrough.ran() > ran, "the status run in Redis", { timeoutMs: 10_000 });
     expect(await owner.release()).toBe(true);
     expect(await seeded.getStatus()).toBe("FREE");
     const other = new Lock({ id, redis: direct, lease: 10_000 });

@@ -67,6 +67,11 @@ export interface PassThrough {
   readonly url: string;
   readonly stats: Readonly<PassThroughStats>;
   readonly faults: PassThroughFaults;
+  /**
+   * Requests the target has answered so far: they ran in Redis, whatever became of their answer here (held
+   * back, dropped). To wait for a request to have run, not just to have arrived.
+   */
+  ran(): number;
   close(): Promise<void>;
 }
 
@@ -102,6 +107,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   const delays: number[] = [];
   const replyDelays: number[] = [];
   const ghosts: number[] = [];
+  let ran = 0;
 
   const takeFault = (): Fault => {
     for (const fault of ["refuse", "status5xx", "drop"] as const) {
@@ -144,6 +150,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
     let upstream: UpstreamResponse;
     try {
       upstream = await forward(req, body, target, agent);
+      ran += 1;
     } catch (error) {
       counter.answered(path, false);
       sendJson(res, 502, { error: `pass-through: upstream request failed: ${(error as Error).message}` });
@@ -185,6 +192,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   return {
     url: `http://127.0.0.1:${port}`,
     stats: counter.counts,
+    ran: () => ran,
     faults: {
       dropReplies: (count) => {
         pending.drop += count;
