@@ -209,6 +209,9 @@ export async function acquire({
         if (budgetEnd <= useful) return fail("timeout");
         // No answer within a lease this short is the lease's fault more likely than Redis's.
         if (lease < SHORT_LEASE_MS) warnShortLease(lockId, lease, undefined);
+        // The turn's try failed now, for want of an answer (one the timeout cut off fails nothing: its
+        // outcome may tell an older error again, which must keep the moment it came; review helper-178).
+        if (holdsTurn && erring) Object.assign(erring, { error: unanswered, at: monotonicNow() });
         return fail("no-reply");
       }
       waiter?.answered(take);
@@ -245,12 +248,8 @@ export async function acquire({
       const holdsTurn = erring && turn && !local;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket, !!holdsTurn);
       const now = monotonicNow();
-      if (holdsTurn) {
-        const failed =
-          "acquired" in result
-            ? !result.acquired && result.reason === "redis-error"
-            : result.kind === "error";
-        erring.error = failed ? (result as { error?: LockRedisError }).error : undefined;
+      if (holdsTurn && !("acquired" in result)) {
+        erring.error = result.kind === "error" ? result.error : undefined;
         erring.at = now;
       }
       if (result === STALLED) {
@@ -323,23 +322,24 @@ export interface TurnErrors {
    * unanswered: the next caller to take the turn goes on with the same silence.
    */
   since: number | undefined;
-  /** The turn's tries sent and not yet answered (by a reply or an error). */
-  unanswered: Set<Promise<unknown>>;
+  /** The turn's tries sent and not yet answered (by a reply or an error), with when each was sent. */
+  unanswered: Map<Promise<unknown>, number>;
   /** The error of a failed release that keeps the turn now (until a retry is answered, or the key surely ended). */
   release?: (() => LockRedisError | undefined) | undefined;
 }
 
 /**
  * Counts `request`, a try of the turn's sent at `sentAt`, in `erring` until it settles; one that Redis
- * answered (a reply, an error) ends the silence, one that ran out of time (a client's or a quorum member's
- * timeout) does not.
+ * answered (a reply, an error) ends the silence, of the tries sent before it too (an earlier turn-holder's
+ * cut off: review helper-178), one that ran out of time (a client's or a quorum member's timeout) does not.
  */
 function awaitAnswer(erring: TurnErrors, request: Promise<unknown>, sentAt: number): void {
   const { unanswered } = erring;
-  unanswered.add(request);
+  unanswered.set(request, sentAt);
   erring.since ??= sentAt;
   const settled = (answered: boolean) => {
     if (!unanswered.delete(request) || unanswered !== erring.unanswered || !answered) return;
+    for (const [other, at] of unanswered) if (at <= sentAt) unanswered.delete(other);
     erring.since = unanswered.size > 0 ? monotonicNow() : undefined;
   };
   void request.then(
@@ -360,7 +360,7 @@ function isSilence(error: unknown): boolean {
 /** The turn is a holder's now: what its acquisitions' tries met says nothing of the next wait for it. */
 export function turnHeld(erring: TurnErrors): void {
   erring.error = erring.since = undefined;
-  erring.unanswered = new Set();
+  erring.unanswered = new Map();
 }
 
 /** What a wait for this instance's turn counts as: the lock held (by another caller here), for how long unknown. */

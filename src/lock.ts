@@ -47,7 +47,7 @@ export class Lock implements AsyncDisposable {
     error: undefined,
     at: 0,
     since: undefined,
-    unanswered: new Set(),
+    unanswered: new Map(),
     release: () => this.#turn?.failed,
   };
   #notHeld: AbortSignal | undefined;
