@@ -16,14 +16,18 @@ const plan = {
   wakeOnRelease: true,
 } as unknown as AcquirePlan;
 
-/** One refused try, then what the wait plans: its next poll (uncovered), or a safety poll seconds away. */
-function plannedAfterRefusal(waiter: SubscribedWaiter): "poll" | "safety poll" {
+/** A try at `now` that found the lock held (60 s left; the third): what the wait plans next, and spends. */
+function refusedAt(waiter: SubscribedWaiter, now: number) {
   waiter.trying(false);
   waiter.answered({ kind: "held", pttl: 60_000 });
-  const now = performance.now();
   const step = { kind: "held", now, planned: now + 100, cap: now + 60_000, tries: 3, spent: 3 } as const;
-  const next = waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
-  return (next?.at ?? 0) > now + 1_000 ? "safety poll" : "poll";
+  return waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+}
+
+/** One refused try, then what the wait plans: its next poll (uncovered), or a safety poll seconds away. */
+function plannedAfterRefusal(waiter: SubscribedWaiter): "poll" | "safety poll" {
+  const now = performance.now();
+  return (refusedAt(waiter, now)?.at ?? 0) > now + 1_000 ? "safety poll" : "poll";
 }
 
 async function afterMicrotasks(count: number, run: () => void): Promise<void> {
@@ -65,19 +69,7 @@ describe("a subscription that breaks young, twice", () => {
       });
       const waiter = new SubscribedWaiter(hub.lockEvents("young-breaks"), plan);
       // A refused try at `now`: whether the wait asks for a subscription then (it spends one command).
-      const subscribesAt = (now: number) => {
-        waiter.trying(false);
-        waiter.answered({ kind: "held", pttl: 60_000 });
-        const step = {
-          kind: "held",
-          now,
-          planned: now + 100,
-          cap: now + 60_000,
-          tries: 3,
-          spent: 3,
-        } as const;
-        return waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY })?.spent === 1;
-      };
+      const subscribesAt = (now: number) => refusedAt(waiter, now)?.spent === 1;
       // The channel's name is hashed by Web Crypto before the first subscription: on a loaded machine that
       // takes longer than any fixed pause (stop 55's CI: 5 ms was not enough), so it is waited for. Then one
       // timer turn: the wait stores the confirmed subscription in microtasks (one that breaks before that
@@ -133,20 +125,7 @@ describe("a subscription that breaks after it was active a while", () => {
         expect(opened).toHaveLength(count);
       };
       // A refused try: whether the wait asks for a subscription now (it then spends one command).
-      const subscribes = () => {
-        waiter.trying(false);
-        waiter.answered({ kind: "held", pttl: 60_000 });
-        const now = performance.now();
-        const step = {
-          kind: "held",
-          now,
-          planned: now + 100,
-          cap: now + 60_000,
-          tries: 3,
-          spent: 3,
-        } as const;
-        return waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY })?.spent === 1;
-      };
+      const subscribes = () => refusedAt(waiter, performance.now())?.spent === 1;
       expect(subscribes()).toBe(true);
       await opening(1);
       opened[0]?.ended(); // the first break: asked for again at once, as always
