@@ -49,9 +49,9 @@ export interface AcquisitionContext extends LeaseOwner {
   readonly gate?: TokenGate | undefined;
   /**
    * The instance's: the error of the newest try of the acquisition that had its turn, until one is answered
-   * (the instance clears it when a lease starts), and when that try was sent while it is unanswered. A caller
-   * that only waited for the turn fails with an error that came during its wait (not as "held"), or names the
-   * silence as the cause.
+   * (the instance clears it when a seeded lease takes the turn), and when that try was sent while it is
+   * unanswered. A caller that only waited for the turn fails with an error that came during its wait (not as
+   * "held"), or names the silence as the cause.
    */
   readonly erring?: TurnErrors | undefined;
 }
@@ -357,7 +357,7 @@ function isSilence(error: unknown): boolean {
   return error.reason.startsWith("Redis did not answer");
 }
 
-/** The turn is a holder's now: what its acquisitions' tries met says nothing of the next wait for it. */
+/** A seeded lease takes the turn (no acquisition has it): what earlier tries met says nothing of a wait for it. */
 export function turnHeld(erring: TurnErrors): void {
   erring.error = erring.since = undefined;
   erring.unanswered = new Map();

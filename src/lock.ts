@@ -288,7 +288,8 @@ export class Lock implements AsyncDisposable {
       const context = { lockId, store, background, plan, token, gate: chosen?.gate, erring: this.#erring };
       outcome = await acquire({ ...context, turn: again ? undefined : turn });
       if (!outcome.acquired) return { outcome };
-      turnHeld(this.#erring);
+      // The turn's record stands: the winning try's answer ended what came before it, and a caller this one
+      // overtook (a same-uuid acquire) goes on with its own tries (review helper-179).
       if (again) mine = this.#newTurn();
       const held = leaseContext(this.#owner, plan, token, outcome.permit, mine?.end, (error) =>
         failed(mine, error),
