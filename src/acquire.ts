@@ -248,10 +248,6 @@ export async function acquire({
       const holdsTurn = erring && turn && !local;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket, !!holdsTurn);
       const now = monotonicNow();
-      if (holdsTurn && !("acquired" in result)) {
-        erring.error = result.kind === "error" ? result.error : undefined;
-        erring.at = now;
-      }
       if (result === STALLED) {
         spent -= 1;
         // A timeout that ran out in the stall is no outage; a wait here before it says nothing of this try.
@@ -259,6 +255,11 @@ export async function acquire({
         if (now >= lastTryAt()) return fail("timeout");
         if (signal?.aborted) throw signal.reason; // sent again at once, with no wait that would see it
         continue;
+      }
+      // A try this process stalled over (above) tells nothing of Redis: the turn's record keeps its error.
+      if (holdsTurn && !("acquired" in result)) {
+        erring.error = result.kind === "error" ? result.error : undefined;
+        erring.at = now;
       }
       if ("acquired" in result) return result;
       if (result.kind === "acquired") {
