@@ -3,7 +3,7 @@
 import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, type LockAcquireConfig, Semaphore } from "../../src/index";
-import { companionKey } from "../../src/keys";
+import { companionKey, eventChannel } from "../../src/keys";
 import { watchTypeScript } from "../faults/support/child";
 import { pause, waitUntil, within } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
@@ -63,17 +63,32 @@ describe("a fair lock", () => {
     const id = uniqueId("fair-wake-one");
     const holder = new FairLock({ id, redis: client(), ...FAIR });
     await holder.acquireOrThrow();
-    // Three subscribed waiters that poll only every 20 s.
+    // Three subscribed waiters that poll only every 20 s, each started once the one before is in line, so
+    // that waiters[0] is first: started together, their first tries reached Redis in any order (the file's
+    // first test, cold, or a loaded machine), the release woke another, and waiters[0] waited for a 20 s poll.
     const quiet = { retry: { delay: 20_000, maxDelay: 20_000 } };
+    const queue = companionKey(id, ":queue");
     const waiters = Array.from({ length: 3 }, () => new FairLock({ id, redis: client(), ...quiet }));
-    const waiting = waiters.map((waiter) => waiter.acquire({ timeout: 30_000 }));
-    await pause(500);
+    const waiting: Promise<boolean>[] = [];
+    for (const [index, waiter] of waiters.entries()) {
+      waiting.push(waiter.acquire({ timeout: 30_000 }));
+      await waitUntil(async () => (await client().zcard(queue)) === index + 1, `waiter ${index} in line`);
+    }
+    // Each listening in Redis (not a fixed pause that assumed it): the release's grant reaches them.
+    const channel = await eventChannel(id);
+    await waitUntil(
+      async () => (await client().exec<[string, number]>(["PUBSUB", "NUMSUB", channel as string]))[1] === 3,
+      "the three waiters subscribed",
+    );
     const before = stack().proxy.stats.commands;
     await holder.release();
-    await pause(300);
+    // Woken by the release, not by its 20 s poll.
+    expect(await within(waiting[0] as Promise<boolean>, 5_000, "the first in line, after the release")).toBe(
+      true,
+    );
+    await pause(300); // a window for any other request to show
     // Only the release: it hands the lock to the first in line, who holds without a request.
     expect(stack().proxy.stats.commands - before).toBe(1);
-    expect(await waiting[0]).toBe(true);
     await waiters[0]?.release();
     // The rest follow, one release at a time.
     expect(await waiting[1]).toBe(true);
@@ -96,7 +111,11 @@ describe("a fair lock", () => {
     await doomed.line(/^waiting$/);
     const next = new FairLock({ id, redis: client(), ...FAIR });
     const waiting = next.acquire({ timeout: 20_000 });
-    await pause(200);
+    // Behind the doomed waiter in line (waited for, not assumed after a fixed 200 ms).
+    await waitUntil(
+      async () => (await client().zcard(companionKey(id, ":queue"))) === 2,
+      "both waiters in line",
+    );
     await doomed.kill();
     await holder.release();
     const started = performance.now();
@@ -138,7 +157,11 @@ describe("a fair lock", () => {
       served.push(acquired);
       if (acquired) await waiter.release();
     });
-    await pause(300);
+    // All three in line before it goes (not assumed after a fixed 300 ms).
+    await waitUntil(
+      async () => (await client().zcard(companionKey(id, ":queue"))) === 3,
+      "the waiters in line",
+    );
     await client().del(...[":queue", ":queue-deadlines", ":queue-places"].map((s) => companionKey(id, s)));
     await holder.release();
     await Promise.all(waiting);
@@ -178,7 +201,17 @@ describe("a fair lock", () => {
     await holder.acquireOrThrow();
     const inLine = new FairLock({ id, redis: client(), retry: { delay: 5_000, maxDelay: 5_000 } });
     const waiting = inLine.acquire({ timeout: 10_000 });
-    await pause(300);
+    // In line, and listening for the grant, before the release (not assumed after a fixed 300 ms; a grant
+    // made before its subscription is active waits for its 5 s poll).
+    await waitUntil(
+      async () => (await client().zcard(companionKey(id, ":queue"))) === 1,
+      "the waiter in line",
+    );
+    const channel = await eventChannel(id);
+    await waitUntil(
+      async () => (await client().exec<[string, number]>(["PUBSUB", "NUMSUB", channel as string]))[1] === 1,
+      "the waiter subscribed",
+    );
     await holder.release();
     // Before the waiter's try reaches Redis, a plain Lock takes the free key.
     const jumper = new Lock({ id, redis: client(), retry: { attempts: 1 } });
