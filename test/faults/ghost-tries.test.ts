@@ -9,9 +9,26 @@ import { FairLock, Lock, Semaphore } from "../../src/index";
 import type { LockAcquireConfig } from "../../src/types";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
+import { waitUntil } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The pass-through's counts now, for {@link allRan}. */
+function counts(): { ran: number; requests: number } {
+  return { ran: wire().passThrough.ran(), requests: wire().passThrough.stats.requests };
+}
+
+/**
+ * Waits until every request that reached the pass-through since `since` ran in Redis, the late one included:
+ * the late copy landed, which a fixed pause only assumed (a loaded machine forwards it later).
+ */
+async function allRan(since: { ran: number; requests: number }, what: string): Promise<void> {
+  const { passThrough } = wire();
+  await waitUntil(() => {
+    const arrived = passThrough.stats.requests - since.requests;
+    return arrived > 0 && passThrough.ran() - since.ran >= arrived;
+  }, what);
+}
 const LEASE_MS = 5_000;
 
 interface Subject {
@@ -60,11 +77,12 @@ describe.each(Object.keys(kinds))("%s: a try that reaches Redis after its client
     const id = uniqueId(`ghost-undone-${kind}`);
     const subject = make(id, timed);
     await (await subject.acquire())?.release(); // the scripts are cached: the try is small, sent by digest
+    const since = counts();
     passThrough.faults.delayNext(1, 700);
     await expect(subject.acquire({ retry: { attempts: 1 } })).rejects.toMatchObject({
       code: "LOCK_REDIS_ERROR",
     });
-    await pause(1_000); // the try arrives
+    await allRan(since, "the try arrives");
     expect(await freeForOthers(make, id, direct)).toBe(true);
   });
 
@@ -75,11 +93,12 @@ describe.each(Object.keys(kinds))("%s: a try that reaches Redis after its client
     const id = uniqueId(`ghost-retaken-${kind}`);
     const subject = make(id, timed);
     await (await subject.acquire())?.release();
+    const since = counts();
     passThrough.faults.delayNext(1, 900);
     const held = await subject.acquire(); // the first try times out, is undone; the second takes it
     expect(held).toBeDefined();
     expect(await held?.release()).toBe(true);
-    await pause(1_200); // the first try arrives
+    await allRan(since, "the first try arrives");
     expect(await freeForOthers(make, id, direct)).toBe(true);
   });
 
@@ -96,12 +115,13 @@ describe.each(Object.keys(kinds))("%s: a try that reaches Redis after its client
     const id = uniqueId(`ghost-released-${kind}`);
     const subject = make(id, resending);
     await (await subject.acquire())?.release();
+    const since = counts();
     passThrough.faults.ghostNext(1, 600);
     const held = await subject.acquire({ retry: { attempts: 1 } }); // the re-sent copy takes it
     expect(held).toBeDefined();
     if (extended) expect(await held?.extend(1_000)).toBe(true);
     expect(await held?.release()).toBe(true);
-    await pause(900); // the first copy arrives
+    await allRan(since, "the first copy arrives");
     expect(await freeForOthers(make, id, direct)).toBe(true);
   });
 });
@@ -116,9 +136,10 @@ describe("FairLock: a waiter's try that lands after the waiter left the line", (
     expect(await holder.acquire()).toBe(true);
     const waiter = new FairLock({ id, redis: timed, lease: 10_000 });
     await new FairLock({ id: `${id}-warm`, redis: timed }).acquire(); // the scripts are cached
+    const since = counts();
     passThrough.faults.delayNext(1, 1_500);
     await expect(waiter.acquire({ timeout: 800 })).resolves.toBe(false);
-    await pause(1_000); // its first try arrives
+    await allRan(since, "its first try arrives");
     await waiter.pending;
     expect(await holder.release()).toBe(true);
     expect(await new FairLock({ id, redis: direct }).acquire({ retry: { attempts: 1 } })).toBe(true);

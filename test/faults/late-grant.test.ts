@@ -5,9 +5,10 @@
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, FairLock } from "../../src/index";
+import { companionKey } from "../../src/keys";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { uniqueId } from "../support/redis";
-import { pause } from "./support/time";
+import { waitUntil } from "./support/time";
 
 let server: RedisServerHandle;
 const clients: IoRedis[] = [];
@@ -85,10 +86,15 @@ describe("a fair lock whose waiter reads a grant late", () => {
     await first.acquireOrThrow();
 
     // "seeded" waits in line at place 1, "next" behind it.
+    // Each in line before the next step (waited for, not assumed after a fixed 100 ms: a loaded machine's
+    // later first try would put "next" first).
+    const line = connect();
+    const queued = (count: number, what: string) =>
+      waitUntil(async () => (await line.zcard(companionKey(id, ":queue"))) === count, what);
     const seededWaits = seeded.acquire({ timeout: 2_000, uuid: "seeded" });
-    await pause(100);
+    await queued(1, '"seeded" in line');
     const nextWaits = next.acquire({ timeout: 2_000 });
-    await pause(100);
+    await queued(2, '"next" in line behind it');
 
     // The release hands the lock to "seeded", whose message arrives 500 ms late: a try of its own
     // finds the lock its own first.

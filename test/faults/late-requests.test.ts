@@ -11,6 +11,7 @@ import { companionKey } from "../../src/keys";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
+import { waitUntil } from "./support/time";
 
 /** How long the pass-through holds the late request, ms: past the first acquire's timeout. */
 const HELD_MS = 300;
@@ -123,9 +124,11 @@ describe("a quorum over HTTP, a round's try that reaches a member after the next
     await a.direct.set(id, "someone-else-a", { px: 10_000 });
     await c.direct.set(id, "someone-else-c", { px: 10_000 });
     b.wire.faults.delayNext(1, HELD_MS);
+    const ranOnA = a.wire.ran();
     const acquiring = lock.acquire({ timeout: 2_000 });
-    // Round 1 is refused by a and c at once while its take to b is held; free a before round 2.
-    await pause(50);
+    // Round 1 is refused by a and c at once while its take to b is held; free a before round 2, once round 1
+    // ran there (waited for, not assumed after a fixed 50 ms).
+    await waitUntil(() => a.wire.ran() > ranOnA, "round 1's try on a", { intervalMs: 1 });
     await a.direct.del(id);
     expect(await acquiring).toBe(true);
     await pause(HELD_MS + 200);

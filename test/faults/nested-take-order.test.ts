@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Semaphore } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { usePrivateStack, useWire } from "./support/endpoints";
-import { pause } from "./support/time";
+import { pause, waitUntil } from "./support/time";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
@@ -27,8 +27,13 @@ describe.each([
       semaphore.acquireOrThrow({ uuid, onLost: (error) => lost.push(`${name} ${error.reason}`) });
     await semaphore.acquireOrThrow().then((lease) => lease.release()); // the script cached
     wire().passThrough.faults.delayRepliesNext(1, 300);
+    const ranBefore = wire().passThrough.ran();
     const first = acquire("first");
-    await pause(50); // the first try ran in Redis: it took the permit; its reply is held back
+    // The first try ran in Redis: it took the permit; its reply is held back. Waited for, not assumed after
+    // a fixed 50 ms: a loaded machine could send it later, and the second try would then take the permit.
+    await waitUntil(() => wire().passThrough.ran() > ranBefore, "the first try to run in Redis", {
+      intervalMs: 1,
+    });
     const leases = await Promise.all([first, acquire("second")]);
     await pause(20);
     const seen = { aborted: leases.map((lease) => lease.signal.aborted), lost: [...lost] };

@@ -4,6 +4,7 @@ import type { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Lease, Lock, quorum, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
 
@@ -120,10 +121,13 @@ describe("quorum over HTTP: a grant that reaches an instance after the release",
     expect(await lock.release()).toBe(true);
     // The take to #2 is held 800 ms; #0 and #1 grant at once.
     wires[2]?.faults.delayNext(1, 800);
+    let acquired: Promise<unknown> = Promise.resolve();
     const lost = new Promise<string>((resolve) => {
-      void lock.acquireOrThrow({ onLost: (error) => resolve(error.reason) });
+      acquired = lock.acquireOrThrow({ onLost: (error) => resolve(error.reason) });
     });
-    await pause(50);
+    // Held on #0 and #1 (not assumed after a fixed 50 ms: a delete landing before the take finds nothing,
+    // and no loss ever comes).
+    await acquired;
     // Someone deletes the key on #0 and #1: the next renewal finds it lost everywhere, #2 included,
     // whose take has not landed yet.
     await direct[0]?.del(id);
@@ -139,18 +143,25 @@ describe("quorum: a lease found lost on a majority", () => {
     const redis = connect(3);
     const [r0, r1, r2] = redis as [IoRedis, IoRedis, IoRedis];
     const id = uniqueId("quorum-lost-minority");
+    let acquired: Promise<unknown> = Promise.resolve();
     const lost = new Promise<string>((resolve) => {
-      void new Lock({ id, redis: quorum(redis), lease: 10_000, autoExtend: { interval: 200 } })
+      acquired = new Lock({ id, redis: quorum(redis), lease: 10_000, autoExtend: { interval: 200 } })
         .acquireOrThrow({ onLost: (error) => resolve(error.reason) })
         .then((lock) => lock.fencingToken);
     });
-    await pause(50);
+    // Held on every member (not assumed after a fixed 50 ms: a delete landing before the take finds nothing,
+    // and no loss ever comes).
+    await acquired;
+    await waitUntil(async () => (await r2.exists(id)) === 1, "the third member's take");
     // Someone deletes the key on two members: the next renewal finds the lock lost on a majority.
     await r0.del(id);
     await r1.del(id);
     expect(await lost).toBe("taken");
     // The third still held the token for most of its 10 s lease; the renewal's loss released it.
-    for (let waited = 0; waited < 2_000 && (await r2.exists(id)) === 1; waited += 50) await pause(50);
+    // Bounded by the clock, not by a count of 50 ms turns.
+    await waitUntil(async () => (await r2.exists(id)) === 0, "the third member released", {
+      timeoutMs: 2_000,
+    });
     expect(await r2.get(id)).toBeNull();
   }, 20_000);
 });

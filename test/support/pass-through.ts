@@ -142,7 +142,12 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       counter.answered(path, false);
       req.socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, ghost));
-      await forward(req, body, target, agent).catch(() => undefined);
+      await forward(req, body, target, agent).then(
+        () => {
+          ran += 1; // the copy ran in Redis, its answer going nowhere
+        },
+        () => undefined,
+      );
       return;
     }
     const wait = pending.latencyMs + delay;
