@@ -14,19 +14,28 @@ import {
   Semaphore,
 } from "../../src/index";
 import { eventChannel } from "../../src/keys";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
 
 const members = useMembers(3);
 
-/** Counts the "acquired" announcements of lock `id` on `member`: one per try that took the key there. */
-async function countTakes(member: IoRedis, id: string): Promise<{ readonly takes: () => number }> {
+/**
+ * Counts the "acquired" announcements of lock `id` on `member`: one per try that took the key there; and the
+ * "released" ones (a release, or the undo of such a try).
+ */
+async function countTakes(
+  member: IoRedis,
+  id: string,
+): Promise<{ readonly takes: () => number; readonly releases: () => number }> {
   let takes = 0;
+  let releases = 0;
   member.on("message", (_channel: string, message: string) => {
     if (message === "acquired") takes += 1;
+    if (message === "released") releases += 1;
   });
   await member.subscribe((await eventChannel(id)) as string);
-  return { takes: () => takes };
+  return { takes: () => takes, releases: () => releases };
 }
 
 describe("quorum with wake-ups: a holder on a majority, the third member free", () => {
@@ -50,8 +59,25 @@ describe("quorum with wake-ups: a holder on a majority, the third member free", 
     expect(counter.takes()).toBeLessThan(15);
 
     // The holder's release is announced on a majority: it wakes a wait whose next poll is 20 s away.
+    await waiter.pending; // the last round's undo landed
+    const [takes, releases] = [counter.takes(), counter.releases()];
     const acquiring = waiter.acquire({ retry: { attempts: 100, delay: 20_000 }, timeout: 40_000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Its first round refused (it took member 0, then undid it there), and the waiter subscribed on every
+    // member, before the release (waited for, not assumed after a fixed 300 ms: a try after the release takes
+    // the lock unwoken; the last wait's subscription, lingering, may count already). Member 0 also counts the
+    // test's own subscriber.
+    await waitUntil(
+      () => counter.takes() > takes && counter.releases() > releases,
+      "the first round, taken on member 0 and undone",
+    );
+    const channel = (await eventChannel(id)) as string;
+    const admins = members.connect(3);
+    await waitUntil(async () => {
+      const counts = await Promise.all(
+        admins.map(async (admin) => Number(((await admin.pubsub("NUMSUB", channel)) as [string, number])[1])),
+      );
+      return counts.every((count, member) => count >= (member === 0 ? 2 : 1));
+    }, "the waiter subscribed on every member");
     const releasedAt = performance.now();
     expect(await holder.release()).toBe(true);
     expect(await acquiring).toBe(true);

@@ -4,18 +4,25 @@
 // had left the line, which announces nothing. Each must be woken by the release instead. And (review of
 // 2026-12-03) a fair waiter behind one that left while the lock was free, and waiters that heard a holder
 // merely confirm its own hold, which cancelled their wake-up as a new hold would.
+// Each waiter is covered before the releases (its client's subscription active, and a try of its own sent
+// after it): a waiter that never subscribed fails there, and a covered one polls only as a safety net, about
+// 10 s away (retry.maxDelay 20 s, capped near half its 20 s schedule), so only a wake-up hands over within
+// WOKEN_WITHIN_MS (review helper-181: with maxDelay 4 s, a missed wake-up still passed about half the time).
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { companionKey, eventChannel } from "../../src/keys";
+import { feedFor } from "../../src/wake/feeds";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { waitUntil } from "../faults/support/time";
+import { waitUntil, within } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as const;
-/** Well below the 4 s safety poll, and far above a wake-up's few ms on a loaded machine. */
+const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 20_000 } } as const;
+/** Far below the safety poll (about 10 s away), and far above a wake-up's few ms on a loaded machine. */
 const WOKEN_WITHIN_MS = 2_000;
+/** A missed wake-up fails within this, before the test's own timeout (its safety poll is about 10 s away). */
+const GIVE_UP_MS = 8_000;
 
 let server: RedisServerHandle;
 let redis: IoRedis;
@@ -32,6 +39,46 @@ afterAll(async () => {
   await server.stop();
 });
 
+/**
+ * Scripts Redis has run so far (EVAL and EVALSHA: one per try), read on `client`'s own connection, so that
+ * every command it sent before the read is counted.
+ */
+async function scriptCalls(client: IoRedis): Promise<number> {
+  const stats = await client.info("commandstats");
+  return [...stats.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
+    (total, [, calls]) => total + Number(calls),
+    0,
+  );
+}
+
+/** How long the waiters' script calls must stand still to show every waiter covered: 5 of their 100 ms polls. */
+const QUIET_MS = 500;
+
+/**
+ * Waits until the waits of lock `id` on `waiterRedis` are covered (waited for, not assumed after a fixed
+ * pause): the client's subscription to the lock's channel is active, then their tries stop. An uncovered
+ * waiter polls every 100 ms (`LONG_WAIT.retry.delay`); a covered one, having sent a try after the
+ * subscription was active, next polls seconds later. Not a count of tries after a read: a try sent between
+ * the subscription's start and that read would never be counted (4 busy loops beside the suite showed it).
+ * A waiter whose poll a loaded machine held up past `QUIET_MS` may be taken as covered when it is not; its
+ * next poll then finds the release, so that makes the test prove less, never fail.
+ */
+async function covered(id: string): Promise<void> {
+  const channel = (await eventChannel(id)) as string;
+  await waitUntil(() => feedFor(waiterRedis)?.active(channel) === true, "the waiters' subscription active");
+  let calls = await scriptCalls(waiterRedis);
+  let changedAt = performance.now();
+  await waitUntil(
+    async () => {
+      const now = await scriptCalls(waiterRedis);
+      if (now !== calls) [calls, changedAt] = [now, performance.now()];
+      return performance.now() - changedAt >= QUIET_MS;
+    },
+    "the waiters' tries to stop, each covered",
+    { timeoutMs: 10_000 },
+  );
+}
+
 describe("a semaphore waiter with wake-ups", () => {
   it("two releases then one acquisition: it takes the permit still free", async () => {
     const id = uniqueId("missed-semaphore");
@@ -40,7 +87,7 @@ describe("a semaphore waiter with wake-ups", () => {
     const first = await holders.acquire();
     const second = await holders.acquire();
     const waiting = waiter.acquire();
-    await pause(600); // subscribed, and covered by the subscription
+    await covered(id);
     // It hears the lock change hands once: a release, taken straight back.
     const released = first?.release();
     const retaken = await holders.acquire();
@@ -51,7 +98,7 @@ describe("a semaphore waiter with wake-ups", () => {
     const releasedAt = performance.now();
     const other = await holders.acquire();
     expect(other).toBeDefined();
-    const lease = await waiting;
+    const lease = await within(waiting, GIVE_UP_MS, "the waiter, woken by the releases");
     expect(lease).toBeDefined();
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     await Promise.all([lease?.release(), other?.release()]);
@@ -68,7 +115,7 @@ describe("a semaphore waiter with wake-ups", () => {
     const held = await Promise.all([holders.acquire(), holders.acquire(), holders.acquire()]);
     expect(held.every(Boolean)).toBe(true);
     const waiting = waiter.acquire();
-    await pause(600); // subscribed, and covered by the subscription
+    await covered(id);
     // Permit 1's lease runs out (unannounced), and someone takes it: the waiter heard the lock change hands.
     await redis.del(permit(1));
     const taken = await holders.acquire();
@@ -79,7 +126,7 @@ describe("a semaphore waiter with wake-ups", () => {
     const releasedAt = performance.now();
     const [, newcomer] = await Promise.all([held[2]?.release(), holders.acquire()]);
     expect(newcomer).toBeDefined();
-    const lease = await waiting;
+    const lease = await within(waiting, GIVE_UP_MS, "the waiter, woken by the release");
     expect(lease).toBeDefined();
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     await Promise.all([lease?.release(), taken?.release(), newcomer?.release(), held[1]?.release()]);
@@ -91,20 +138,23 @@ describe("a fair waiter behind one that left the line", () => {
     const id = uniqueId("missed-fair");
     const holder = new Lock({ id, redis, lease: 20_000 });
     expect(await holder.acquire()).toBe(true);
+    const inLine = (count: number, what: string) =>
+      waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === count, what);
     const leaving = new AbortController();
     const ahead = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT })
       .acquire({ signal: leaving.signal })
       .catch(() => false);
-    await pause(300);
+    await inLine(1, "ahead in line");
     const behind = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT });
     const waiting = behind.acquire();
-    await pause(600); // both in line, both subscribed
+    await inLine(2, "behind in line");
+    await covered(id); // both subscribed, and covered by the subscription
     leaving.abort();
     expect(await ahead).toBe(false);
-    await pause(300);
+    await inLine(1, "ahead left the line"); // its leave landed (announcing nothing)
     const releasedAt = performance.now();
     expect(await holder.release()).toBe(true);
-    expect(await waiting).toBe(true);
+    expect(await within(waiting, GIVE_UP_MS, "behind, woken by the release")).toBe(true);
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     expect(await behind.release()).toBe(true);
   }, 20_000);
@@ -125,13 +175,13 @@ describe("a fair waiter behind one that leaves while the lock is free", () => {
     const behind = new FairLock({ id, redis: waiterRedis, lease: 20_000, ...LONG_WAIT });
     const waiting = behind.acquire();
     await inLine(2);
-    await pause(600); // subscribed, and covered by the subscription
+    await covered(id);
     // The holder's lease ran out (no release announced it); the first in line gives up before its next try.
     await redis.del(id);
     const leftAt = performance.now();
     leaving.abort();
     expect(await ahead).toBe(false);
-    expect(await waiting).toBe(true);
+    expect(await within(waiting, GIVE_UP_MS, "behind, woken by the leave")).toBe(true);
     expect(performance.now() - leftAt).toBeLessThan(WOKEN_WITHIN_MS);
     expect(await behind.release()).toBe(true);
   }, 20_000);
@@ -182,7 +232,7 @@ describe("a fair semaphore's release while another permit is free", () => {
     await waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === 2, "first queued");
     const second = wait();
     await waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === 3, "second queued");
-    await pause(600); // both subscribed, and covered by the subscription
+    await covered(id);
     await b?.release(); // handed to the dead waiter, whose grant runs out unannounced
     await pause(500);
     const order: string[] = [];
@@ -192,7 +242,11 @@ describe("a fair semaphore's release while another permit is free", () => {
     };
     const releasedAt = performance.now();
     await a?.release();
-    const leases = await Promise.all([first.then(served("first")), second.then(served("second"))]);
+    const leases = await within(
+      Promise.all([first.then(served("first")), second.then(served("second"))]),
+      GIVE_UP_MS,
+      "both waiters, woken by the release",
+    );
     expect(performance.now() - releasedAt).toBeLessThan(WOKEN_WITHIN_MS);
     expect(order).toEqual(["first", "second"]);
     await Promise.all(leases.map((lease) => lease?.release()));

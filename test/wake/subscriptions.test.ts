@@ -7,7 +7,7 @@ import { eventChannel } from "../../src/keys";
 import { feedFor } from "../../src/wake/feeds";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { waitUntil } from "../faults/support/time";
+import { waitUntil, within } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,6 +16,18 @@ const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as c
 async function subscribers(admin: IoRedis, channel: string): Promise<number> {
   const reply = (await admin.pubsub("NUMSUB", channel)) as [string, number];
   return Number(reply[1]);
+}
+
+/**
+ * Scripts Redis has run so far (EVAL and EVALSHA: one per try), read on `client`'s own connection, so that
+ * every command it sent before the read is counted.
+ */
+async function scriptCalls(client: IoRedis): Promise<number> {
+  const stats = await client.info("commandstats");
+  return [...stats.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
+    (total, [, calls]) => total + Number(calls),
+    0,
+  );
 }
 
 /** A server of the describe block's own, an admin client, and a client with wake-ups and `options`. */
@@ -52,16 +64,30 @@ describe("ioredis: a subscription after the client reconnected by itself", () =>
     await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "first waiter subscribed");
     await admin.call("CLIENT", "KILL", "TYPE", "pubsub");
     await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "resubscribed after the kill");
-    const waitingB = new Lock({ id, redis, ...LONG_WAIT }).acquire();
-    await pause(800);
+    // The first waiter covered again (waited for, not assumed after a fixed pause): the client's subscription
+    // active, then a try of its own (counted from a read on its connection); its next poll is seconds away.
+    await waitUntil(() => feedFor(redis)?.active(channel) === true, "the client's subscription active");
+    let calls = await scriptCalls(redis);
+    await waitUntil(async () => (await scriptCalls(redis)) > calls, "the first waiter's covered try");
+    calls = await scriptCalls(redis);
+    // The second joins the active subscription, covered from its first try; it polls only every 20 s (the
+    // holder's lease caps it at about 18 s), so only a wake-up hands it the lock within 2 s.
+    const waitingB = new Lock({
+      id,
+      redis,
+      retry: { attempts: 10, delay: 20_000, maxDelay: 20_000 },
+    }).acquire();
+    // Its first try found the lock held (waited for, not assumed after a fixed 800 ms: a try after the
+    // release takes the free lock, woken or not).
+    await waitUntil(async () => (await scriptCalls(redis)) > calls, "the second waiter's first try");
     first.abort();
     await waitingA;
-    await pause(400);
+    await pause(400); // a window for the first wait's end to unsubscribe the second's by mistake
     expect(await subscribers(admin, channel)).toBeGreaterThanOrEqual(1);
     const releasedAt = performance.now();
     expect(await holder.release()).toBe(true);
-    expect(await waitingB).toBe(true);
-    // Woken by the release, not by its next safety poll, which is 4 s away.
+    expect(await within(waitingB, 8_000, "the second waiter, woken by the release")).toBe(true);
+    // Woken by the release, not by its next poll, which is about 18 s away.
     expect(performance.now() - releasedAt).toBeLessThan(2_000);
   }, 20_000);
 });
