@@ -16,9 +16,33 @@ import { companionKey } from "../../src/keys";
 import type { LockAcquireConfig } from "../../src/types";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, useWire } from "./support/endpoints";
-import { pause } from "./support/time";
+import { waitUntil } from "./support/time";
 
 const wire = useWire(sharedEndpoint);
+
+/** The pass-through's counts now, for {@link allRan}. */
+function counts(): { ran: number; requests: number } {
+  return { ran: wire().passThrough.ran(), requests: wire().passThrough.stats.requests };
+}
+
+/** Requests that reached the pass-through since `since` and have not run in Redis (yet), `refused` ones apart. */
+function notRun(since: { ran: number; requests: number }, refused = 0): number {
+  const { passThrough } = wire();
+  return passThrough.stats.requests - since.requests - refused - (passThrough.ran() - since.ran);
+}
+
+/**
+ * Waits until every request that reached the pass-through since `since` ran in Redis, the late one included
+ * (but `refused` ones, which never reach it): the late copy landed, which a fixed pause only assumed (a
+ * loaded machine forwards it later).
+ */
+async function allRan(since: { ran: number; requests: number }, what: string, refused = 0): Promise<void> {
+  await waitUntil(
+    () => wire().passThrough.stats.requests > since.requests && notRun(since, refused) <= 0,
+    what,
+    { timeoutMs: 15_000 },
+  );
+}
 const KINDS = ["Lock", "FairLock", "Semaphore"] as const;
 const LEASE_MS = 10_000;
 
@@ -65,8 +89,11 @@ describe.each(KINDS)("%s: a lease's own calls", (kind) => {
     const subject = await subjectOf(kind, uniqueId(`names-overtaken-${kind}`));
     const held = await subject.acquire();
     passThrough.faults.delayNext(1, 1_000);
+    const sent = passThrough.stats.requests;
     const first = held?.extend(1_000);
-    await pause(50); // apart from the first, not in its auto-pipelined request
+    // Apart from the first, not in its auto-pipelined request: it reached the pass-through (waited for, not
+    // assumed after a fixed 50 ms).
+    await waitUntil(() => passThrough.stats.requests > sent, "the first extend's request", { intervalMs: 1 });
     for (let call = 0; call < 9; call++) expect(await held?.extend(1_000)).toBe(true);
     expect(await first).toBe(true);
     expect(await held?.release()).toBe(true);
@@ -87,6 +114,7 @@ describe.each(KINDS)("%s: a newer hold of the uuid, extended 32 times", (kind) =
       const subject = await subjectOf(kind, id);
       const held = await subject.acquire({ uuid });
       const started = performance.now();
+      const since = counts();
       passThrough.faults.ghostNext(1, 8_000); // the release's first copy reaches Redis 8 s late
       expect(await held?.release()).toBe(true);
       let again = await subject.acquire({ uuid, retry: { attempts: 1 } });
@@ -95,7 +123,8 @@ describe.each(KINDS)("%s: a newer hold of the uuid, extended 32 times", (kind) =
         again = await subject.acquire({ uuid, retry: { attempts: 1 } });
       const elapsed = performance.now() - started;
       expect(elapsed).toBeLessThan(8_000); // all before the late copy lands
-      await pause(8_300 - elapsed);
+      expect(notRun(since)).toBe(1); // the late copy, still to land
+      await allRan(since, "the release's late first copy");
       expect(await direct.get(subject.key)).toBe(uuid);
       expect(await again?.release()).toBe(true);
     },
@@ -129,6 +158,7 @@ describe("a Semaphore's extend re-sent by its client, its first copy landing lat
     const holders = await Promise.all(keys.map((key) => direct.get(key)));
     const key = keys[holders.findIndex((holder) => holder !== null)] as string;
     const started = performance.now();
+    const since = counts();
     passThrough.faults.ghostNext(1, 2_500); // the extend's first copy reaches Redis 2.5 s late
     expect(await held.extend(20_000)).toBe(true);
     for (let call = 0; call < 12; call++) expect(await held.extend(1)).toBe(true);
@@ -137,7 +167,8 @@ describe("a Semaphore's extend re-sent by its client, its first copy landing lat
     const elapsed = performance.now() - started;
     expect(elapsed).toBeLessThan(2_500); // all before the late copy lands
     const before = await direct.pttl(key);
-    await pause(2_900 - elapsed);
+    expect(notRun(since)).toBe(1); // the late copy, still to land
+    await allRan(since, "the extend's late first copy");
     expect(await direct.pttl(key)).toBeLessThan(before);
     expect(await held.release()).toBe(true);
   });
@@ -160,10 +191,11 @@ describe.each(KINDS)(
       for (let hold = 0; hold < 8; hold++) await (await other.acquire())?.release();
       const uuid = crypto.randomUUID();
       const held = await a.acquire({ uuid, retry: { attempts: 1 } });
+      const since = counts();
       wire().passThrough.faults.ghostNext(1, GHOST_MS); // b's first copy reaches Redis 1.5 s late
       const confirming = await b.acquire({ uuid, retry: { attempts: 1 } }); // its re-sent copy confirms
       expect([held, confirming].every(Boolean)).toBe(true);
-      return { id, uuid, held, confirming, next, other, key: a.key };
+      return { id, uuid, held, confirming, next, other, key: a.key, since };
     }
 
     // One call each, as they were written when an instance whose acquired lease of a uuid was found lost
@@ -172,10 +204,13 @@ describe.each(KINDS)(
       "names nothing on a newer hold of its uuid: its lease's %s is refused there",
       async (call) => {
         const { direct } = wire();
-        const { uuid, held, confirming, next, other, key } = await confirmedHold(`names-confirmer-${kind}`);
+        const { uuid, held, confirming, next, other, key, since } = await confirmedHold(
+          `names-confirmer-${kind}`,
+        );
         expect(await held?.release()).toBe(true); // the hold both leases named ends
         const newer = await next.acquire({ uuid, retry: { attempts: 1 } });
-        await pause(GHOST_MS + 500); // the first copy landed on the newer hold
+        expect(notRun(since)).toBe(1); // the first copy, still to land
+        await allRan(since, "the first copy landed on the newer hold");
         expect(await (call === "extend" ? confirming?.extend(1_000) : confirming?.release())).toBe(false);
         expect(await other.acquire({ retry: { attempts: 1 } })).toBeUndefined();
         expect(await newer?.release()).toBe(true);
@@ -185,10 +220,11 @@ describe.each(KINDS)(
 
     it("takes nothing once the lock is free, one hold later", async () => {
       const { direct } = wire();
-      const { confirming, other, key } = await confirmedHold(`names-confirmer-free-${kind}`);
+      const { confirming, other, key, since } = await confirmedHold(`names-confirmer-free-${kind}`);
       expect(await confirming?.release()).toBe(true);
       await (await other.acquire())?.release(); // one other hold, now released
-      await pause(GHOST_MS + 500);
+      expect(notRun(since)).toBe(1); // the first copy, still to land
+      await allRan(since, "the first copy landed, one hold later");
       expect(await direct.get(key)).toBeNull();
     });
   },
@@ -224,9 +260,13 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     }
   }
 
-  /** Once the late copy landed: the lock is free, and another token takes it at its first try. */
-  async function expectFreeAfter(id: string, landsAt: number) {
-    await pause(landsAt + 300 - performance.now());
+  /**
+   * Once the late copy landed (every request since `since` ran, but `refused` ones; waited for, not assumed
+   * after a fixed pause): the lock is free.
+   */
+  async function expectFreeAfter(id: string, since: { ran: number; requests: number }, refused = 0) {
+    expect(notRun(since, refused)).toBe(1); // the late copy, still to land
+    await allRan(since, "the late copy", refused);
     expect(await wire().direct.get(id)).toBeNull();
   }
 
@@ -236,15 +276,15 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     const uuid = crypto.randomUUID();
     const [holder, late] = [await lockOn(id), await lockOn(id, timed())];
     expect(await holder.acquire({ uuid })).toBe(true);
+    const since = counts();
     wire().passThrough.faults.delayNext(1, LATE_MS); // reaches Redis after its caller gave up and undid it
-    const landsAt = performance.now() + LATE_MS;
     await expect(late.acquire({ uuid, retry: { attempts: 1 } })).rejects.toMatchObject({
       code: "LOCK_REDIS_ERROR",
     });
     await late.pending;
     expect(await holder.release()).toBe(true);
     await otherHolds(id, 1);
-    await expectFreeAfter(id, landsAt);
+    await expectFreeAfter(id, since);
   });
 
   it.each([
@@ -258,8 +298,8 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
       const locks = await Promise.all(Array.from({ length: 2 * confirmers + 2 }, () => lockOn(id)));
       const [holder, confirming, ...others] = locks as [Lock, Lock, ...Lock[]];
       expect(await holder.acquire({ uuid })).toBe(true);
+      const since = counts();
       wire().passThrough.faults.ghostNext(1, LATE_MS); // its first copy reaches Redis late
-      const landsAt = performance.now() + LATE_MS;
       expect(await confirming.acquire({ uuid, retry: { attempts: 1 } })).toBe(true); // the re-sent copy
       for (const other of others.slice(0, confirmers - 1)) expect(await other.acquire({ uuid })).toBe(true);
       expect(await holder.release()).toBe(true);
@@ -274,7 +314,7 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
         await refusing.pending;
       }
       await otherHolds(id, 1);
-      await expectFreeAfter(id, landsAt);
+      await expectFreeAfter(id, since, 2 * undone); // the refused copies never ran
     },
     20_000,
   );
@@ -316,13 +356,15 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     const uuid = crypto.randomUUID();
     const [holder, stale, newer] = [await lockOn(id), await lockOn(id), await lockOn(id)];
     expect(await holder.acquire({ uuid })).toBe(true);
+    const since = counts();
     wire().passThrough.faults.ghostNext(1, LATE_MS);
-    const landsAt = performance.now() + LATE_MS;
     expect(await stale.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
     expect(await holder.release()).toBe(true); // the stale lease's hold ends
     expect(await newer.acquire({ uuid })).toBe(true);
     for (let each = 0; each < 16; each++) await (await lockOn(id)).acquire({ uuid });
-    await pause(landsAt + 300 - performance.now());
+    // The late copy may have landed already (the 16 take longer than its 2.5 s on a loaded machine): not
+    // checked here, as the fixed pause did not either.
+    await allRan(since, "the stale lease's late try");
     expect(await stale.extend(1_000)).toBe(false);
     expect(await newer.release()).toBe(true);
     expect(await wire().direct.get(id)).toBeNull();
@@ -338,9 +380,11 @@ describe("a Lock's try whose first copy lands late, on the hold its re-sent copy
     const lock = new Lock({ id, redis: resending(), lease: 4_000 });
     await lock.acquire();
     await lock.release(); // the scripts are cached
+    const since = counts();
     passThrough.faults.ghostNext(1, 2_000); // the try's first copy reaches Redis 2 s late
     expect(await lock.acquire({ retry: { attempts: 1 } })).toBe(true);
-    await pause(2_300);
+    expect(notRun(since)).toBe(1); // the late copy, still to land
+    await allRan(since, "the try's late first copy");
     const [grant, key] = await Promise.all([direct.pttl(companionKey(id, ":grant")), direct.pttl(id)]);
     expect(key).toBeGreaterThan(2_500); // the late copy restarted the lease
     expect(grant).toBeGreaterThanOrEqual(key - 100);

@@ -25,7 +25,9 @@ describe("a late copy of a renewal of an ended hold of a uuid", () => {
       const held = await a.acquire({ uuid });
       const lease = held === true ? (a as Lock) : (held as Lease | undefined);
       expect(lease).toBeTruthy();
+      const { passThrough } = wire();
       const before = wire().requests();
+      const ranBefore = passThrough.ran();
       wire().passThrough.faults.ghostNext(1, 600); // the renewal at ~300 ms: re-sent, its first copy 600 ms late
       await waitUntil(() => wire().requests() >= before + 2, "the renewal and its re-sent copy");
       expect(await lease?.release()).toBe(true);
@@ -35,7 +37,16 @@ describe("a late copy of a renewal of an ended hold of a uuid", () => {
           ? new Lock({ id, redis: wire().direct, lease: 1_000 })
           : new Semaphore({ id, redis: wire().direct, limit: 1, lease: 1_000 });
       expect(await b.acquire({ uuid })).toBeTruthy(); // then B dies, never releasing
-      await pause(1_300); // the late copy landed; B's lease ran out
+      const bHeldAt = performance.now(); // B's 1 s lease began before its answer came
+      // The late copy is still to land (else it renewed nothing of B's): one request arrived and has not run.
+      expect(passThrough.stats.requests - before - (passThrough.ran() - ranBefore)).toBe(1);
+      // The late copy landed: every request that reached the pass-through since ran in Redis, the late one
+      // included (waited for, not assumed after a fixed 1.3 s).
+      await waitUntil(() => {
+        const arrived = passThrough.stats.requests - before;
+        return arrived > 0 && passThrough.ran() - ranBefore >= arrived;
+      }, "the renewal's late first copy to run");
+      await pause(bHeldAt + 1_050 - performance.now()); // B's lease ran out
       expect({ holder: await wire().direct.get(key), pttl: await wire().direct.pttl(key) }).toEqual({
         holder: null,
         pttl: -2,

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
-import { pause, within } from "./support/time";
+import { pause, waitUntil, within } from "./support/time";
 
 const wire = useWire(() => sharedEndpoint());
 
@@ -16,16 +16,25 @@ describe("same-uuid acquire behind its release in flight, then behind another ca
     const uuid = crypto.randomUUID();
     const lock = new Lock({ id, redis: wire().faulty, lease: 5_000 });
     expect(await lock.acquire({ uuid })).toBe(true); // A
+    const { passThrough } = wire();
+    const [sentBefore, ranBefore] = [passThrough.stats.requests, passThrough.ran()];
     const c = lock.acquire({ retry: { attempts: 100, delay: 50 } }); // C: waits for A's turn
-    await pause(20);
-    wire().passThrough.faults.delayRepliesNext(1, 300);
-    const aReleased = lock.release();
-    await pause(20);
-    // B: the same uuid again, a 1 s lease.
+    // The next request is the release: C sends nothing while A's turn lasts, which is until Redis answers
+    // the release (no pause assumed that; checked below).
+    passThrough.faults.delayRepliesNext(1, 300);
+    let answered = false;
+    const aReleased = lock.release().finally(() => {
+      answered = true;
+    });
+    // The release ran in Redis, its reply held 300 ms (waited for, not assumed after a fixed 20 ms).
+    await waitUntil(() => passThrough.ran() > ranBefore, "the release to run in Redis", { intervalMs: 1 });
+    expect(passThrough.stats.requests - sentBefore).toBe(1); // the release alone: C sent nothing
+    // B: the same uuid again, a 1 s lease, while the release is in flight.
     const b = lock.acquire({ uuid, lease: 1_000, retry: { attempts: 200, delay: 50 } }).then(
       (ok) => ok,
       (e: unknown) => (e instanceof Error ? e.message : String(e)),
     );
+    expect(answered).toBe(false);
     expect(await aReleased).toBe(true);
     expect(await within(c, 5_000, "C's acquire")).toBe(true);
     await pause(1_800); // C works for 1.8 s, then releases

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type EvalClient, FairLock, Lock, LockAcquisitionError, Semaphore } from "../../src/index";
+import { waitUntil } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
@@ -37,11 +38,27 @@ describe("waiting for a held lock", () => {
   it("timeout acquires as soon as the holder releases", async () => {
     const id = uniqueId("timeout-wins");
     const holder = new Lock({ id, redis });
-    await holder.acquire();
-    const waiting = new Lock({ id, redis, retry: { delay: 20 } }).acquire({ timeout: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await holder.release();
+    expect(await holder.acquire()).toBe(true);
+    // The waiter's client counts its tries' answers, so that the release comes once it was waiting (waited
+    // for, not assumed after a fixed 100 ms: a first try after the release takes the free lock, no wait).
+    let answered = 0;
+    const counted = <T>(reply: Promise<T>) =>
+      reply.finally(() => {
+        answered += 1;
+      });
+    const client: EvalClient = {
+      eval: (script, keys, args) => counted(redis.eval(script, keys, args)),
+      evalsha: (sha1, keys, args) => counted(redis.evalsha(sha1, keys, args)),
+    };
+    const waiting = new Lock({ id, redis: client, retry: { delay: 20 } }).acquire({ timeout: 10_000 });
+    await waitUntil(() => answered >= 1, "the waiter's first try, which finds the lock held");
+    const triesBefore = answered;
+    const releasedAt = performance.now();
+    expect(await holder.release()).toBe(true);
     expect(await waiting).toBe(true);
+    expect(answered).toBeGreaterThan(triesBefore); // a try after the release took it
+    // As soon as: polling every 20 ms, well within the 10 s timeout (a wide margin for a loaded machine).
+    expect(performance.now() - releasedAt).toBeLessThan(5_000);
   });
 
   it("an explicit attempts count still applies within a timeout", async () => {
