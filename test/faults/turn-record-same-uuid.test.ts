@@ -8,18 +8,13 @@ import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { usePrivateStack, useWire } from "./support/endpoints";
+import { settle, toldBy } from "./support/settled";
 import { waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
 const unhandled = trackUnhandledRejections();
-
-const settle = <T>(promise: Promise<T>) =>
-  promise.then(
-    (value) => ({ value, error: undefined }),
-    (error: unknown) => ({ value: undefined, error }),
-  );
 
 describe("a seeded uuid's acquire, held at once, while another caller here has the turn and is acquiring", () => {
   it("a caller that waited only for that other caller, its try unanswered all the while, is told the silence", async () => {
@@ -56,12 +51,7 @@ describe("a seeded uuid's acquire, held at once, while another caller here has t
     expect(stats.responses - answeredAtW).toBe(0); // Redis answered nothing while W waited
     expect(stats.requests).toBe(requestsAtW); // and nothing went to it
     expect(w.error).toBeInstanceOf(LockAcquisitionError);
-    const told = w.error as LockAcquisitionError;
-    expect({
-      reason: told.reason,
-      cause: told.cause === undefined ? "none" : (told.cause as { reason: string }).reason,
-      message: told.message.replace(/^.* ms: /, "").replace(/\d+ ms/, "N ms"),
-    }).toEqual({
+    expect(toldBy(w.error as LockAcquisitionError)).toEqual({
       reason: "timeout",
       cause: expect.stringMatching(/^Redis did not answer/),
       message:

@@ -8,18 +8,13 @@ import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { usePrivateStack, useWire } from "./support/endpoints";
+import { settle, toldBy } from "./support/settled";
 import { pause, waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
 const unhandled = trackUnhandledRejections();
-
-const settle = <T>(promise: Promise<T>) =>
-  promise.then(
-    (value) => ({ value, error: undefined }),
-    (error: unknown) => ({ value: undefined, error }),
-  );
 
 describe("a turn-holder's error of before a caller began, then its try cut off by its own timeout", () => {
   it("the caller, which waited only while the turn's newest try went unanswered, is told that silence, not the old error", async () => {
@@ -47,12 +42,7 @@ describe("a turn-holder's error of before a caller began, then its try cut off b
     expect(bOutcome.error).toMatchObject({ code: "LOCK_REDIS_ERROR" }); // B's own: the 503
     expect(answeredDuringD).toBe(0); // Redis answered nothing while D waited
     expect(d.error).toBeInstanceOf(LockAcquisitionError);
-    const told = d.error as LockAcquisitionError;
-    expect({
-      reason: told.reason,
-      cause: told.cause === undefined ? "none" : (told.cause as { reason: string }).reason,
-      message: told.message.replace(/^.* ms: /, "").replace(/\d+ ms/, "N ms"),
-    }).toEqual({
+    expect(toldBy(d.error as LockAcquisitionError)).toEqual({
       reason: "held",
       cause: expect.stringMatching(/^Redis did not answer/),
       message:

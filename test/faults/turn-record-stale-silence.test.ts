@@ -8,18 +8,13 @@ import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { usePrivateStack, useWire } from "./support/endpoints";
+import { settle } from "./support/settled";
 import { pause, waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
 const unhandled = trackUnhandledRejections();
-
-const settle = (promise: Promise<unknown>) =>
-  promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
 
 describe("a cut-off try of an earlier turn-holder, then a turn whose tries Redis answered", () => {
   it.each(["timeout", "signal"] as const)(

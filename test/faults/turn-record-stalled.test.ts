@@ -7,18 +7,13 @@ import { describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError, LockRedisError } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { usePrivateStack, useWire } from "./support/endpoints";
+import { settle } from "./support/settled";
 import { now, waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const stack = usePrivateStack();
 const wire = useWire(() => stack().endpoint);
 const unhandled = trackUnhandledRejections();
-
-const settle = <T>(promise: Promise<T>) =>
-  promise.then(
-    (value) => ({ value, error: undefined }),
-    (error: unknown) => ({ value: undefined, error }),
-  );
 
 /** Blocks this process for `ms`, as a long GC pause would. */
 function stall(ms: number): void {
