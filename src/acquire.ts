@@ -38,6 +38,7 @@ export type Outcome =
       readonly turnSilent?: boolean | undefined; // with `here`: `error` is that caller's try's silence, not this one's
       readonly stalled?: boolean | undefined; // the timeout ran out with the last try undone: this process stalled
       readonly local?: boolean | undefined; // the last "held" was a wait here (a turn, a request of the token)
+      readonly waitedHere?: number | undefined; // of `attempts`, those that were waits here: nothing sent
     };
 
 export interface AcquisitionContext extends LeaseOwner {
@@ -79,6 +80,7 @@ export async function acquire({
   const silence = (operation: "acquire" | "release", waited: number) =>
     new LockRedisError(lockId, operation, new InstanceTimeoutError(lockId, operation, waited));
   let tries = 0;
+  let waitedHere = 0; // tries that only waited here (for the turn, or a release of the token): none sent
   let spent = 0; // requests of the attempt budget: tries, plus a subscription
   let last: Held | LockRedisError | undefined; // the last answer: a holder (a wait here counts), or an error
   let unanswered: LockRedisError | undefined; // Redis's silence that ends the acquisition
@@ -97,7 +99,12 @@ export async function acquire({
   // A try the timeout cut off cannot tell a slow reply from an outage: the last answer decides, and the
   // unanswered try's error is the cause, so the failure tells both.
   const fail = (why: "timeout" | "spent" | "no-reply" | "refused"): Outcome & { acquired: false } => {
-    const base = { acquired: false as const, attempts: tries, elapsedMs: monotonicNow() - started };
+    const base = {
+      acquired: false as const,
+      attempts: tries,
+      elapsedMs: monotonicNow() - started,
+      waitedHere: waitedHere || undefined,
+    };
     // Waited here while Redis failed the turn's tries (an error of before this wait belongs to an earlier
     // one), or while a failed release keeps the turn: an outage, told by this caller's own try's silence if
     // it had the turn since and sent one that went unanswered (another caller's error is that caller's).
@@ -246,6 +253,7 @@ export async function acquire({
       // wait ended), so this try's own answer, or silence, decides. (A wait for the turn stays a "held".)
       if (!local && last === HELD_RELEASING) last = undefined;
       const holdsTurn = erring && turn && !local;
+      if (local) waitedHere += 1;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket, !!holdsTurn);
       const now = monotonicNow();
       if (result === STALLED) {

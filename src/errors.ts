@@ -42,7 +42,7 @@ export type AcquisitionFailureReason =
 /** Thrown by `acquireOrThrow()` when the lock could not be acquired. */
 export class LockAcquisitionError extends LockError {
   override name = "LockAcquisitionError";
-  /** How many times the lock was tried. */
+  /** How many times the lock was tried; a wait for another caller of this instance counts (the message splits them). */
   declare readonly attempts: number;
   /** Time spent trying, in milliseconds (monotonic clock). */
   declare readonly elapsedMs: number;
@@ -66,9 +66,20 @@ export class LockAcquisitionError extends LockError {
       local?: boolean | undefined;
       /** This process stalled while its last try was out (read too late, or maybe never sent): it was undone. */
       stalled?: boolean | undefined;
+      /** Of `attempts`, how many were waits here (for another caller of this instance): nothing was sent. */
+      waitedHere?: number | undefined;
     },
   ) {
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
+    // A wait here counts as an attempt (0.2's budget): say so, or the count reads as tries Redis refused.
+    const waits = details.waitedHere ?? 0;
+    const sent = details.attempts - waits;
+    const split =
+      waits === 0
+        ? ""
+        : sent === 0
+          ? ` (${waits === 1 ? "a wait" : "each a wait"} here, nothing sent to Redis)`
+          : ` (${sent} sent to Redis, ${waits} ${waits === 1 ? "wait" : "waits"} here)`;
     const holder = details.here
       ? details.error
         ? details.turnSilent
@@ -89,7 +100,7 @@ export class LockAcquisitionError extends LockError {
     super(
       "LOCK_NOT_ACQUIRED",
       lockId,
-      `Could not acquire lock ${JSON.stringify(lockId)} after ${tries} in ${Math.round(details.elapsedMs)} ms: ${why}`,
+      `Could not acquire lock ${JSON.stringify(lockId)} after ${tries}${split} in ${Math.round(details.elapsedMs)} ms: ${why}`,
       details.error ? { cause: details.error } : undefined,
     );
     this.attempts = details.attempts;

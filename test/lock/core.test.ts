@@ -71,10 +71,51 @@ describe("acquire and release", () => {
     await expect(lock.acquireOrThrow()).rejects.toMatchObject({ reason: "held", attempts: 1 });
     // The message says whose hold it waited for: nothing was asked of Redis.
     await expect(lock.acquireOrThrow()).rejects.toThrow(/another caller of this instance held it/);
+    // And that its one attempt was that wait, not a try Redis refused.
+    await expect(lock.acquireOrThrow()).rejects.toThrow(
+      /after 1 attempt \(a wait here, nothing sent to Redis\) in/,
+    );
     expect(requests).toBe(before);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(1_000)).toBe(true);
     expect(await lock.release()).toBe(true);
+  });
+
+  it("counts a caller's waits for the turn apart from its tries sent to Redis in the message", async () => {
+    const id = uniqueId("waits-and-tries");
+    let requests = 0;
+    const counted: EvalClient = {
+      eval: (script, keys, args) => {
+        requests += 1;
+        return redis.eval(script, keys, args);
+      },
+      evalsha: (sha1, keys, args) => {
+        requests += 1;
+        return redis.evalsha(sha1, keys, args);
+      },
+    };
+    const holder = new Lock({ id, redis });
+    expect(await holder.acquire()).toBe(true);
+    // The first caller has the instance's turn and sends all its 3 tries; the second waits for the turn at
+    // first, then (once the first gave up) tries Redis itself: how many of each depends on timing.
+    const lock = new Lock({ id, redis: counted });
+    const first = lock.acquireOrThrow({ retry: { attempts: 3, delay: 300 } });
+    const second = lock.acquireOrThrow({ retry: { attempts: 8, delay: 150 } });
+    await expect(first).rejects.toMatchObject({ attempts: 3, message: expect.not.stringContaining(" here") });
+    const error = await second.then(
+      () => expect.unreachable("the holder kept the lock"),
+      (thrown: unknown) => thrown as LockAcquisitionError,
+    );
+    expect(error.attempts).toBe(8);
+    const split =
+      /after 8 attempts \((?:(\d+) sent to Redis, (\d+) waits? here|each a wait here, nothing sent to Redis)\) in/.exec(
+        error.message,
+      );
+    expect(split, error.message).not.toBeNull();
+    // What it says it sent is what reached Redis, beside the first caller's 3 tries.
+    expect(Number(split?.[1] ?? 0)).toBe(requests - 3);
+    expect(Number(split?.[1] ?? 0) + Number(split?.[2] ?? 8)).toBe(8);
+    await holder.release();
   });
 
   it("a failed wait for this token's own release in flight names no other caller", async () => {

@@ -27,6 +27,24 @@ describe("LockAcquisitionError", () => {
     );
   });
 
+  it("says which attempts were waits here, so the count does not read as tries Redis refused", () => {
+    const waited = (attempts: number, waitedHere: number) =>
+      new LockAcquisitionError("job", { ...base, attempts, waitedHere, reason: "held", here: true }).message;
+    const holder = "another caller of this instance held it or was acquiring it";
+    expect(waited(1, 1)).toBe(
+      `Could not acquire lock "job" after 1 attempt (a wait here, nothing sent to Redis) in 205 ms: ${holder}`,
+    );
+    expect(waited(5, 5)).toBe(
+      `Could not acquire lock "job" after 5 attempts (each a wait here, nothing sent to Redis) in 205 ms: ${holder}`,
+    );
+    expect(waited(3, 1)).toBe(
+      `Could not acquire lock "job" after 3 attempts (2 sent to Redis, 1 wait here) in 205 ms: ${holder}`,
+    );
+    expect(waited(5, 4)).toBe(
+      `Could not acquire lock "job" after 5 attempts (1 sent to Redis, 4 waits here) in 205 ms: ${holder}`,
+    );
+  });
+
   it("names Redis's silence when that caller's try went unanswered all the while, as the cause", () => {
     const silence = new LockRedisError("job", "acquire", new InstanceTimeoutError("job", "acquire", 310));
     const error = new LockAcquisitionError("job", {
