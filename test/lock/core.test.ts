@@ -7,6 +7,22 @@ const redis = newRedis();
 // Reads what the key really holds, without the client's JSON parsing of replies.
 const rawRedis = newRedis({ automaticDeserialization: false });
 
+/** The test's client, counting the scripts it sends: `requests()` so far. */
+function countedClient(): { counted: EvalClient; requests: () => number } {
+  let sent = 0;
+  const counted: EvalClient = {
+    eval: (script, keys, args) => {
+      sent += 1;
+      return redis.eval(script, keys, args);
+    },
+    evalsha: (sha1, keys, args) => {
+      sent += 1;
+      return redis.evalsha(sha1, keys, args);
+    },
+  };
+  return { counted, requests: () => sent };
+}
+
 describe("acquire and release", () => {
   it("holds the key with a UUID token, excludes others, and releases only once", async () => {
     const id = uniqueId("basic");
@@ -51,22 +67,12 @@ describe("acquire and release", () => {
 
   it("keeps the lease it holds when a later acquire fails, which waits here and sends nothing", async () => {
     const id = uniqueId("keep-token");
-    let requests = 0;
-    const counted: EvalClient = {
-      eval: (script, keys, args) => {
-        requests += 1;
-        return redis.eval(script, keys, args);
-      },
-      evalsha: (sha1, keys, args) => {
-        requests += 1;
-        return redis.evalsha(sha1, keys, args);
-      },
-    };
+    const { counted, requests } = countedClient();
     const lock = new Lock({ id, redis: counted, retry: { attempts: 1 } });
     expect(await lock.acquire()).toBe(true);
     // One instance holds one lease at a time: a second acquire waits for the first to end, here,
     // without a request; it does not end in time, so the acquire fails as "held".
-    const before = requests;
+    const before = requests();
     expect(await lock.acquire()).toBe(false);
     await expect(lock.acquireOrThrow()).rejects.toMatchObject({ reason: "held", attempts: 1 });
     // The message says whose hold it waited for: nothing was asked of Redis.
@@ -75,7 +81,7 @@ describe("acquire and release", () => {
     await expect(lock.acquireOrThrow()).rejects.toThrow(
       /after 1 attempt \(a wait here, nothing sent to Redis\) in/,
     );
-    expect(requests).toBe(before);
+    expect(requests()).toBe(before);
     expect(await lock.getStatus()).toBe("ACQUIRED");
     expect(await lock.extend(1_000)).toBe(true);
     expect(await lock.release()).toBe(true);
@@ -83,17 +89,7 @@ describe("acquire and release", () => {
 
   it("counts a caller's waits for the turn apart from its tries sent to Redis in the message", async () => {
     const id = uniqueId("waits-and-tries");
-    let requests = 0;
-    const counted: EvalClient = {
-      eval: (script, keys, args) => {
-        requests += 1;
-        return redis.eval(script, keys, args);
-      },
-      evalsha: (sha1, keys, args) => {
-        requests += 1;
-        return redis.evalsha(sha1, keys, args);
-      },
-    };
+    const { counted, requests } = countedClient();
     const holder = new Lock({ id, redis });
     expect(await holder.acquire()).toBe(true);
     // The first caller has the instance's turn and sends all its 3 tries; the second waits for the turn at
@@ -113,7 +109,7 @@ describe("acquire and release", () => {
       );
     expect(split, error.message).not.toBeNull();
     // What it says it sent is what reached Redis, beside the first caller's 3 tries.
-    expect(Number(split?.[1] ?? 0)).toBe(requests - 3);
+    expect(Number(split?.[1] ?? 0)).toBe(requests() - 3);
     expect(Number(split?.[1] ?? 0) + Number(split?.[2] ?? 8)).toBe(8);
     await holder.release();
   });
