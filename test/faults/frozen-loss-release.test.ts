@@ -6,18 +6,26 @@
 import { Redis as IoRedis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Lease, Lock, type RedisClient, Semaphore } from "../../src/index";
+import type { PassThrough } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint, usePrivateStack, useWire } from "./support/endpoints";
-import { abortTime, pause, within } from "./support/time";
+import { abortTime, pause, waitUntil, within } from "./support/time";
 import { trackUnhandledRejections } from "./support/unhandled";
 
 const stack = usePrivateStack();
 const unhandled = trackUnhandledRejections();
 const opened: IoRedis[] = [];
+/** The locks and semaphores a test made, whose background work (the release of the lost lease) must end. */
+const made: { readonly pending: Promise<void> }[] = [];
+const track = <T extends { readonly pending: Promise<void> }>(owner: T): T => {
+  made.push(owner);
+  return owner;
+};
 afterEach(async () => {
   stack().redis.thaw();
+  // The background release lands (Redis thawed), before the clients close: waited for, not assumed.
+  await within(Promise.all(made.splice(0).map((owner) => owner.pending)), 10_000, "the background work");
   for (const client of opened.splice(0)) client.disconnect();
-  await pause(200); // the background release lands
 });
 
 /** Redis stays frozen this long at most: far past the lease, and past any bound a release may wait. */
@@ -50,7 +58,7 @@ describe.each(Object.entries(clients))(
   "%s, Redis frozen past the lease with a renewal in flight",
   (_kind, client) => {
     it("Lock: release() answers false while Redis is still frozen", async () => {
-      const lock = new Lock({ id: uniqueId("frozen-loss"), redis: client(), lease: 1_000 });
+      const lock = track(new Lock({ id: uniqueId("frozen-loss"), redis: client(), lease: 1_000 }));
       const lease = await lock.acquireOrThrow({ autoExtend: true });
       stack().redis.freeze();
       await within(abortTime(lease.signal), FROZEN_MS / 2, "the loss report");
@@ -61,7 +69,7 @@ describe.each(Object.entries(clients))(
     });
 
     it("Lock: runExclusive settles while Redis is still frozen", async () => {
-      const lock = new Lock({ id: uniqueId("frozen-loss-run"), redis: client(), lease: 1_000 });
+      const lock = track(new Lock({ id: uniqueId("frozen-loss-run"), redis: client(), lease: 1_000 }));
       const running = lock.runExclusive(
         async (signal) => {
           stack().redis.freeze();
@@ -73,12 +81,14 @@ describe.each(Object.entries(clients))(
     });
 
     it("Semaphore: `await using` disposes while Redis is still frozen", async () => {
-      const semaphore = new Semaphore({
-        id: uniqueId("frozen-loss-sem"),
-        redis: client(),
-        limit: 2,
-        lease: 1_000,
-      });
+      const semaphore = track(
+        new Semaphore({
+          id: uniqueId("frozen-loss-sem"),
+          redis: client(),
+          limit: 2,
+          lease: 1_000,
+        }),
+      );
       const block = async () => {
         await using held = await semaphore.acquireOrThrow({ autoExtend: true });
         stack().redis.freeze();
@@ -93,6 +103,22 @@ describe.each(Object.entries(clients))(
 // had answered `false` at once, so nothing sent another, and the renewed key was held for nobody.
 describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease fails once", (kind) => {
   const wire = useWire(sharedEndpoint);
+  /** The pass-through's counts at the loss (in onLost, before the refused release). */
+  let atLoss = { ran: 0, requests: 0 };
+  const markLoss = (passThrough: PassThrough) => {
+    atLoss = { ran: passThrough.ran(), requests: passThrough.stats.requests };
+  };
+  /**
+   * Waits until, since the loss, the refused release and its re-send reached the pass-through, and the
+   * re-send ran in Redis: what a fixed pause only assumed. Were none re-sent, this fails, rather than the
+   * check below passing late, once the stray key expired by itself.
+   */
+  const resent = (passThrough: PassThrough) =>
+    waitUntil(
+      () => passThrough.stats.requests - atLoss.requests >= 2 && passThrough.ran() - atLoss.ran >= 1,
+      "the re-sent release ran",
+      { timeoutMs: 3_000 }, // within the test's 10 s, its lease's loss coming at about 5 s
+    );
 
   it("is sent again, so nothing is held for nobody", async () => {
     const { passThrough, direct, faulty } = wire();
@@ -103,6 +129,7 @@ describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease 
       lease: 5_000, // renewed every 1.7 s: the last renewal's key outlives the check below by about 1.8 s
       onLost: () => {
         passThrough.faults.reset();
+        markLoss(passThrough);
         passThrough.faults.status5xx(1); // the library's release, next: refused by the REST layer, ran nothing
       },
     };
@@ -112,7 +139,7 @@ describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease 
     passThrough.faults.delayRepliesNext(100, 30_000); // renewals run, and renew the key; their answers hang
     await abortTime(lease.signal);
     expect(await lease.release()).toBe(false);
-    await pause(1_500); // the re-sent release (100 ms after the failure) is answered
+    await resent(passThrough); // the re-sent release (100 ms after the failure) ran
     passThrough.faults.reset();
     const next =
       kind === "Lock" ? new Lock({ id, redis: direct }) : new Semaphore({ id, redis: direct, limit: 1 });
@@ -133,6 +160,7 @@ describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease 
       lease: 5_000,
       onLost: () => {
         passThrough.faults.reset();
+        markLoss(passThrough);
         passThrough.faults.status5xx(1);
         releasing = held?.release();
       },
@@ -144,7 +172,7 @@ describe.each(["Lock", "Semaphore"])("%s: the library's release of a lost lease 
     passThrough.faults.delayRepliesNext(100, 30_000);
     await abortTime(kind === "Lock" ? (owner as Lock).signal : (lease as Lease).signal);
     expect(await releasing).toBe(false);
-    await pause(1_500);
+    await resent(passThrough);
     passThrough.faults.reset();
     const next =
       kind === "Lock" ? new Lock({ id, redis: direct }) : new Semaphore({ id, redis: direct, limit: 1 });

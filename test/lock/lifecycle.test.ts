@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
 import { clientFor, usePrivateStack } from "../faults/support/endpoints";
+import { pause, waitUntil, within } from "../faults/support/time";
 import { startPassThrough } from "../support/pass-through";
 import { uniqueId } from "../support/redis";
 
 const stack = usePrivateStack();
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("item 6: fair queue keys expire by themselves", () => {
   it("a waiter that dies in line leaves queue keys that carry a TTL", async () => {
@@ -26,13 +26,18 @@ describe("item 6: fair queue keys expire by themselves", () => {
           retry: { delay: 50, maxDelay: 100 },
         });
       const waiting = [dying(), dying()].map((lock) => lock.acquire({ timeout: 5_000 }).catch(() => false));
-      await pause(300);
+      // Both in line before they die (without them, no queue key exists, and a missing key has no TTL of -1).
+      await waitUntil(
+        async () => (await client.zcard(companionKey(id, ":queue"))) === 2,
+        "both waiters in line",
+      );
       wire.faults.refuse();
       await holder.release();
       await Promise.all(waiting);
       for (const suffix of [":queue", ":queue-deadlines"]) {
         const ttl = await client.pttl(companionKey(id, suffix));
-        expect(ttl, suffix).not.toBe(-1);
+        // There, with a lifetime: not -1 (no TTL), nor -2 (no key: the check would be empty).
+        expect(ttl, suffix).toBeGreaterThan(0);
       }
     } finally {
       await wire.close();
@@ -66,7 +71,11 @@ describe("item 6: after every kind of death, only keys with a lifetime stay", ()
           .acquire({ timeout: 5_000 })
           .catch(() => false),
       );
-      await pause(300);
+      // Both in line before they die.
+      await waitUntil(
+        async () => (await client.zcard(companionKey(`${id}:line`, ":queue"))) === 2,
+        "both waiters in line",
+      );
       wire.faults.refuse();
       await holder.release();
       await Promise.all(waiters);
@@ -108,7 +117,7 @@ describe("item 7: pending covers the clean-up of an aborted acquire", () => {
       void lock.pending.then(() => {
         settled = true;
       });
-      await pause(600);
+      await pause(600); // a window in which pending must not settle: Redis stays frozen through it
       expect(settled).toBe(false);
     } finally {
       redis.thaw();
@@ -140,7 +149,7 @@ describe("item 9: a lease above 2^31 - 1 ms", () => {
     const lock = new Lock({ id: uniqueId("huge-lease"), redis: clientFor(endpoint), lease: 2 ** 33 });
     expect(await lock.acquire()).toBe(true);
     const signal = lock.signal;
-    await pause(50);
+    await pause(50); // a window in which a timer overflowing to 1 ms would abort it: it must not
     expect(signal.aborted).toBe(false);
     await lock.release();
   });
@@ -152,22 +161,21 @@ describe("item 10: runExclusive on a frozen Redis", () => {
     const lock = new Lock({ id: uniqueId("frozen-run"), redis: clientFor(endpoint), lease: 1_000 });
     expect(await lock.acquire()).toBe(true);
     expect(await lock.release()).toBe(true);
-    let finished = false;
-    const run = lock
-      .runExclusive(
-        async () => {
-          redis.freeze();
-          await pause(100);
-          return "done";
-        },
-        { timeout: 500 },
-      )
-      .finally(() => {
-        finished = true;
-      });
+    const run = lock.runExclusive(
+      async () => {
+        redis.freeze();
+        await pause(100);
+        return "done";
+      },
+      { timeout: 500 },
+    );
     try {
-      await pause(3_000);
-      expect(finished).toBe(true);
+      // Settles while Redis is still frozen: `within` fails the test if it has not, 8 s after the 1 s lease.
+      await within(
+        run.catch(() => undefined),
+        9_000,
+        "runExclusive on a frozen Redis",
+      );
     } finally {
       redis.thaw();
     }

@@ -4,13 +4,30 @@
 // the first permit holding its uuid, which may be another lease's: limit + 1 holders.
 import { describe, expect, it, vi } from "vitest";
 import { Lock, quorum, Semaphore } from "../../src/index";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { useHttpMembers } from "./support/members";
 
 const members = useHttpMembers(3);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const faulty = () => quorum(members().map((member) => member.faulty));
 const direct = () => quorum(members().map((member) => member.direct));
+
+/**
+ * Waits until every request that reached a member's pass-through ran in its Redis (`answered`: and its answer,
+ * held back or not, went out): what a fixed pause only assumed, however late a loaded machine forwards it.
+ */
+async function allRan(what: string, answered = false): Promise<void> {
+  await waitUntil(
+    () =>
+      members().every(
+        ({ passThrough }) =>
+          passThrough.ran() >= passThrough.stats.requests &&
+          (!answered || passThrough.stats.responses >= passThrough.stats.requests),
+      ),
+    what,
+    { timeoutMs: 10_000 },
+  );
+}
 
 /** How many of `id`'s keys hold `token`, per member. */
 async function holding(id: string, token: string): Promise<number[]> {
@@ -44,8 +61,10 @@ describe("quorum: a release slow on one member, and a same-uuid acquisition on t
     const second = await acquire();
     expect(await releasing).toBe(true);
     expect(second).toBeDefined();
-    await pause(1_000); // the slow member's release has landed, then its take
+    // The slow member's release has landed (before it did, a check would find the grant it deletes), then its take.
+    await allRan("the slow release and the take", true);
     await made.pending;
+    await allRan("the instance's work in the background", true);
     expect(await holding(id, uuid)).toEqual([1, 1, 1]);
     expect(await second?.release()).toBe(true);
     expect(await holding(id, uuid)).toEqual([0, 0, 0]);
@@ -60,7 +79,7 @@ describe("quorum Semaphore: two leases of one uuid on two permits", () => {
     const [m0, , m2] = members();
     // Minority leftovers (a failed round not yet undone, a release slow on one member):
     await m0?.direct.set(permitKey(1), "stale-a", { px: 10_000 });
-    await m2?.direct.set(permitKey(2), "stale-b", { px: 1_500 });
+    await m2?.direct.set(permitKey(2), "stale-b", { px: 2_500 }); // outlives t1's try, by seconds
     const semaphore = new Semaphore({ id, redis: faulty(), limit: 2, lease: 10_000 });
     const random = vi.spyOn(Math, "random");
     try {
@@ -72,7 +91,9 @@ describe("quorum Semaphore: two leases of one uuid on two permits", () => {
       expect(await a.release()).toBe(true);
       const others = new Semaphore({ id, redis: direct(), limit: 2, lease: 10_000 });
       const t1 = await others.acquire({ retry: { attempts: 1 } });
-      await pause(1_600); // stale-b expires
+      // The case needs stale-b still there when t1 tried.
+      expect(await m2?.direct.pttl(permitKey(2))).toBeGreaterThan(0);
+      await waitUntil(async () => (await m2?.direct.exists(permitKey(2))) === 0, "stale-b expired");
       const t2 = await others.acquire({ retry: { attempts: 1 } });
       const believing = [!b.signal.aborted && b.remainingMs > 0, t1 !== undefined, t2 !== undefined];
       expect(believing.filter(Boolean)).toHaveLength(2);
@@ -147,10 +168,12 @@ describe.each([
         ? other.acquire({ uuid, retry: { attempts: 1 } })
         : other.acquire({ uuid, retry: { attempts: 1 } }));
       expect(failed).toBeFalsy();
+      await allRan("member 0's try");
       expect(await holding(id, uuid)).toEqual([1, 0, 0]); // landed on member 0, not yet undone
       expect(await seeded(id, uuid).getStatus()).toBe("FREE");
-      await pause(2_200); // member 0's answer arrives, and the round's undo runs
-      await other.pending;
+      await allRan("member 0's late answer", true);
+      await other.pending; // the round's undo
+      await allRan("the undo", true);
       expect(await holding(id, uuid)).toEqual([0, 0, 0]);
       await clear(id);
     });
@@ -163,10 +186,13 @@ describe.each([
       await expect(abandoning.acquire({ uuid, timeout: 100 })).rejects.toMatchObject({
         code: "LOCK_REDIS_ERROR",
       });
+      await allRan("the abandoned tries");
       const holder = seeded(id, uuid);
       expect(await holder.getStatus()).toBe("ACQUIRED");
-      await pause(2_200); // the late answers arrive, and the undo runs
+      // The late answers arrive, and the undo runs (before they did, [1, 1, 1] would hold whatever the undo does).
+      await allRan("the late answers", true);
       await abandoning.pending;
+      await allRan("the undo", true);
       expect(await holding(id, uuid)).toEqual([1, 1, 1]);
       expect(await holder.release()).toBe(true);
       expect(await holding(id, uuid)).toEqual([0, 0, 0]);

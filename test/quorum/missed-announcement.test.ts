@@ -9,13 +9,57 @@ import type { Redis as IoRedis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { enableWakeUps, Lock, quorum } from "../../src/index";
 import { eventChannel } from "../../src/keys";
-import { waitUntil } from "../faults/support/time";
+import { feedFor } from "../../src/wake/feeds";
+import { pause, waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 import { useMembers } from "./support/members";
 
 const members = useMembers(5); // the first 3, but for the five-member case
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const WOKEN_WITHIN_MS = 2_000; // the safety poll comes about 10 s after the release; a wake-up in ms
+// The safety poll comes about 7 to 10 s after the release (a covered wait polls every `maxDelay`, 10 s, from
+// its last try); a wake-up is a message and one try: milliseconds, a few hundred on a loaded machine. Kept
+// as an absolute bound, with seconds of margin on both sides.
+const WOKEN_WITHIN_MS = 3_000;
+
+/**
+ * A waiter's member clients, watched: whether its subscription is active on each (its feed), and the commands
+ * it sent through them (its tries) and how many were answered. Its subscriber connections, duplicates, are
+ * not counted.
+ */
+function watched(clients: IoRedis[], channel: string) {
+  const counts = { sent: 0, answered: 0 };
+  for (const client of clients) {
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = ((...args: Parameters<IoRedis["sendCommand"]>) => {
+      counts.sent += 1;
+      const done = () => {
+        counts.answered += 1;
+      };
+      args[0].promise.then(done, done);
+      return send(...args);
+    }) as IoRedis["sendCommand"];
+  }
+  const idle = () => counts.answered === counts.sent;
+  /** Waits until a try sent after `since` (a `counts.sent`) was answered, and nothing is in flight. */
+  const triedSince = (since: number, what: string) =>
+    waitUntil(() => counts.sent > since && idle(), what, { timeoutMs: 15_000 });
+  return {
+    clients,
+    sent: () => counts.sent,
+    triedSince,
+    /**
+     * Waits until the wait is covered: subscribed on every member, then a try sent since and answered (held),
+     * so that it polls only as a safety net. What a fixed pause only assumed.
+     */
+    async covered(what: string) {
+      await waitUntil(
+        () => clients.every((client) => feedFor(client)?.active(channel) === true),
+        `${what}: subscribed on every member`,
+        { timeoutMs: 10_000 },
+      );
+      await triedSince(counts.sent, `${what}: a covered try`);
+    },
+  };
+}
 
 describe("quorum with wake-ups: members that forgot holds (restarted without persistence)", () => {
   // `forgets`: the member that forgets the second hold. 0: the second release is announced on members 1 and
@@ -24,9 +68,11 @@ describe("quorum with wake-ups: members that forgot holds (restarted without per
     "a release announced on a majority wakes a covered waiter (member %i forgets)",
     async (forgets) => {
       const id = uniqueId("quorum-missed-announcement");
+      const channel = (await eventChannel(id)) as string;
       const raw = members.connect(3) as IoRedis[];
-      const waiters = [0, 1].map(() => {
-        const redis = quorum(members.connect(3));
+      const watches = [0, 1].map(() => watched(members.connect(3), channel));
+      const waiters = watches.map(({ clients }) => {
+        const redis = quorum(clients);
         enableWakeUps(redis);
         return new Lock({ id, redis, lease: 30_000 });
       });
@@ -45,13 +91,17 @@ describe("quorum with wake-ups: members that forgot holds (restarted without per
       const done = waiters.map((lock) =>
         lock.acquire(wait).then((got) => ({ lock, got, at: performance.now() })),
       );
-      await pause(1_000); // both waiting, subscribed, polling only as a safety net
+      // Both waiting, subscribed, polling only as a safety net.
+      await Promise.all(watches.map((watch, n) => watch.covered(`waiter ${n}`)));
       await raw[0]?.del(id); // member 0 forgets the holder's hold
+      const before = watches.map((watch) => watch.sent());
       expect(await holder.release()).toBe(true); // announced on members 1 and 2
       const winner = await Promise.race(done);
       expect(winner.got).toBe(true);
-      const second = done[waiters.indexOf(winner.lock) === 0 ? 1 : 0];
-      await pause(500); // the other waiter is back to waiting
+      const other = waiters.indexOf(winner.lock) === 0 ? 1 : 0;
+      const second = done[other];
+      // The other waiter is back to waiting: woken by the release, it tried (held by the winner).
+      await watches[other]?.triedSince(before[other] ?? 0, "the other waiter's try after the release");
       await raw[forgets]?.del(id); // a member forgets the winner's hold
       const releasedAt = performance.now();
       expect(await winner.lock.release()).toBe(true); // announced on the two other members: a majority
@@ -74,7 +124,8 @@ async function coveredWaiter(name: string, size = 3) {
   const id = uniqueId(name);
   const channel = (await eventChannel(id)) as string;
   const raw = members.connect(size) as [IoRedis, IoRedis, IoRedis, ...IoRedis[]];
-  const redis = quorum(members.connect(size));
+  const watch = watched(members.connect(size), channel);
+  const redis = quorum(watch.clients);
   enableWakeUps(redis);
   const holder = new Lock({ id, redis: quorum(members.connect(size)), lease: 30_000 });
   expect(await holder.acquire()).toBe(true);
@@ -86,8 +137,23 @@ async function coveredWaiter(name: string, size = 3) {
   const waiting = new Lock({ id, redis, lease: 30_000 })
     .acquire({ retry, timeout: 40_000 })
     .then((got) => ({ got, at: performance.now() }));
-  await pause(1_000);
-  return { id, channel, raw, waiting, deleteHolds: () => Promise.all(raw.map((m) => m.del(id))) };
+  await watch.covered("the waiter");
+  return {
+    id,
+    channel,
+    raw,
+    waiting,
+    deleteHolds: () => Promise.all(raw.map((m) => m.del(id))),
+    /**
+     * Runs `publish` (announcements that wake the waiter), then waits `ms` (a window the scenario needs) and
+     * until the waiter's try since them was answered (held): it waits again, which a pause only assumed.
+     */
+    async thenTried(publish: () => Promise<unknown>, ms: number) {
+      const since = watch.sent();
+      await publish();
+      await Promise.all([pause(ms), watch.triedSince(since, "the waiter's try, woken")]);
+    },
+  };
 }
 
 /** The waiter took the lock, woken by the release (not by its safety poll, about 10 s later). */
@@ -101,15 +167,20 @@ async function expectWoken(waiting: Promise<{ got: boolean; at: number }>, relea
 
 /**
  * A release, then an acquisition, `apart` ms after it, announced on members 0 and 1 only: member 2 owes
- * both. Then `after` ms, in which the waiter tries (held) and waits again.
+ * both. Then `after` ms, in which the waiter tries (held) and waits again (waited for, if it takes longer).
  */
-async function missedByMember2(channel: string, [a, b]: IoRedis[], apart: number, after: number) {
-  await a?.publish(channel, "released");
-  await b?.publish(channel, "released");
-  await pause(apart);
-  await a?.publish(channel, "acquired");
-  await b?.publish(channel, "acquired");
-  await pause(after);
+async function missedByMember2(
+  { channel, raw: [a, b], thenTried }: Awaited<ReturnType<typeof coveredWaiter>>,
+  apart: number,
+  after: number,
+) {
+  await thenTried(async () => {
+    await a.publish(channel, "released");
+    await b.publish(channel, "released");
+    await pause(apart);
+    await a.publish(channel, "acquired");
+    await b.publish(channel, "acquired");
+  }, after);
 }
 
 describe("quorum with wake-ups: a member whose announcement came after the majority's", () => {
@@ -142,9 +213,10 @@ describe("quorum with wake-ups: a member that missed an announcement, then makes
   it.each([1_200, 300])(
     "%i ms later, its announcement counts as new",
     async (gap) => {
-      const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-owed-expired");
+      const covered = await coveredWaiter("quorum-owed-expired");
+      const { channel, raw, waiting, deleteHolds } = covered;
       const [a, , c] = raw;
-      await missedByMember2(channel, raw, 300, gap);
+      await missedByMember2(covered, 300, gap);
       await deleteHolds();
       const releasedAt = performance.now();
       await a.publish(channel, "released"); // the lock's release, announced on members 0 and 2
@@ -162,9 +234,10 @@ describe("quorum with wake-ups: a member that missed a release announces the nex
   // announcement read as its late copy of the missed one when it came before the other member's copy. It
   // was absorbed, the other copy alone made no majority, and the covered waiter slept to its safety poll.
   it("its copy, read as late, still counts with the other member's: the release wakes a covered waiter", async () => {
-    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-owed-reordered");
+    const covered = await coveredWaiter("quorum-owed-reordered");
+    const { channel, raw, waiting, deleteHolds } = covered;
     const [a, , c] = raw;
-    await missedByMember2(channel, raw, 300, 300);
+    await missedByMember2(covered, 300, 300);
     await deleteHolds();
     const releasedAt = performance.now();
     await c.publish(channel, "released"); // the lock's release, announced on members 2 and 0: member 2's first
@@ -178,9 +251,10 @@ describe("quorum with wake-ups: a member's real late copy, held in doubt", () =>
   // Review helper-70 (2026-12-04) of the first version of the doubt, which expired after a second, and
   // counted a majority made with a doubt like any other: each case slept to the safety poll (3/3).
   it("still counts with another member's release more than a second later", async () => {
-    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-doubt-kept");
+    const covered = await coveredWaiter("quorum-doubt-kept");
+    const { channel, raw, waiting, deleteHolds } = covered;
     const [a, , c] = raw;
-    await missedByMember2(channel, raw, 100, 300);
+    await missedByMember2(covered, 100, 300);
     await deleteHolds();
     await c.publish(channel, "released"); // member 2's release first: in doubt
     await pause(1_200);
@@ -193,14 +267,17 @@ describe("quorum with wake-ups: a member's real late copy, held in doubt", () =>
   // for nothing (one try). It used to spend member 0's release and make member 1 owe one: member 1's copy
   // of the lock's next release was then absorbed, and member 2's came too late to count with it.
   it("does not spend other members' releases: the lock's next release, 1.1 s apart, still wakes", async () => {
-    const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-doubt-spends");
+    const covered = await coveredWaiter("quorum-doubt-spends");
+    const { channel, raw, waiting, deleteHolds, thenTried } = covered;
     const [a, b, c] = raw;
-    await missedByMember2(channel, raw, 100, 300);
-    await c.publish(channel, "released"); // member 2's late copy: in doubt
-    await pause(50);
-    await a.publish(channel, "acquired");
-    await a.publish(channel, "released");
-    await pause(300); // the waiter tried (held), and waits again
+    await missedByMember2(covered, 100, 300);
+    // The waiter tried (held), and waits again.
+    await thenTried(async () => {
+      await c.publish(channel, "released"); // member 2's late copy: in doubt
+      await pause(50);
+      await a.publish(channel, "acquired");
+      await a.publish(channel, "released");
+    }, 300);
     await deleteHolds();
     const releasedAt = performance.now();
     await b.publish(channel, "released");
@@ -216,14 +293,17 @@ describe("quorum with wake-ups: a member's real late copy, held in doubt", () =>
   it.each([0, 1_100])(
     "does not make the lock's next release owed (member 2's copy %i ms later, 0: never)",
     async (late) => {
-      const { id, channel, raw, waiting } = await coveredWaiter("quorum-doubt-owes");
+      const covered = await coveredWaiter("quorum-doubt-owes");
+      const { id, channel, raw, waiting, thenTried } = covered;
       const [a, b, c] = raw;
-      await missedByMember2(channel, raw, 100, 300);
-      await c.publish(channel, "released"); // member 2's late copy: in doubt
-      await pause(50);
-      await a.del(id);
-      await a.publish(channel, "released");
-      await pause(300); // the waiter tried (held on members 1 and 2), and waits again
+      await missedByMember2(covered, 100, 300);
+      // The waiter tried (held on members 1 and 2), and waits again.
+      await thenTried(async () => {
+        await c.publish(channel, "released"); // member 2's late copy: in doubt
+        await pause(50);
+        await a.del(id);
+        await a.publish(channel, "released");
+      }, 300);
       await b.del(id);
       const releasedAt = performance.now();
       await b.publish(channel, "released"); // members 0 and 1 free: a majority
@@ -249,11 +329,13 @@ describe("quorum with wake-ups, five members: two that missed a release announce
   ])(
     "in the order %i, %i, %i: the release wakes a covered waiter",
     async (...order) => {
-      const { channel, raw, waiting, deleteHolds } = await coveredWaiter("quorum-doubts-five", 5);
-      for (const member of [0, 1, 2]) await raw[member]?.publish(channel, "released"); // 3 and 4 owe it
-      await pause(100);
-      for (const member of [0, 1, 2]) await raw[member]?.publish(channel, "acquired");
-      await pause(300); // the waiter tried (held), and waits again
+      const { channel, raw, waiting, deleteHolds, thenTried } = await coveredWaiter("quorum-doubts-five", 5);
+      // The waiter tried (held), and waits again.
+      await thenTried(async () => {
+        for (const member of [0, 1, 2]) await raw[member]?.publish(channel, "released"); // 3 and 4 owe it
+        await pause(100);
+        for (const member of [0, 1, 2]) await raw[member]?.publish(channel, "acquired");
+      }, 300);
       await deleteHolds();
       const releasedAt = performance.now();
       // Members 1 and 2 forgot the hold: its release is announced on 0, 3 and 4, a majority.
