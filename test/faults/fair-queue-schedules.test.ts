@@ -66,8 +66,8 @@ interface Captured {
   readonly body: string;
   /** Date.now() when it arrived (the waiters' clock, as their tries carry it). */
   readonly at: number;
-  /** The token (ARGV[1]) and kind of script (by its ARGV count) of its commands. */
-  readonly calls: { token: string; kind: "take" | "release" | "other"; undo: boolean }[];
+  /** The token (ARGV[1]) and kind of script (by its ARGV count) of its commands, and each one's place in it. */
+  readonly calls: { token: string; kind: "take" | "release" | "other"; undo: boolean; index: number }[];
   reply?: string;
 }
 
@@ -130,14 +130,24 @@ function commandsOf(body: string): Captured["calls"] {
   }
   const commands = (Array.isArray(parsed) && Array.isArray(parsed[0]) ? parsed : [parsed]) as unknown[];
   const calls: Captured["calls"] = [];
-  for (const command of commands) {
+  for (const [index, command] of commands.entries()) {
     if (!Array.isArray(command) || !/^eval/i.test(String(command[0]))) continue;
     const argv = command.slice(3 + Number(command[2]));
     // takePermit has 12 ARGV, releasePermit 10 (scripts.ts).
     const kind = argv.length === 12 ? "take" : argv.length === 10 ? "release" : "other";
-    calls.push({ token: String(argv[0]), kind, undo: kind === "release" && String(argv[2]) === "1" });
+    calls.push({ token: String(argv[0]), kind, undo: kind === "release" && String(argv[2]) === "1", index });
   }
   return calls;
+}
+
+/** The reply of a request's command at `index` (a pipeline answers an array), as text to compare. */
+function replyAt(reply: string | undefined, index: number): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(reply ?? "");
+    return Array.isArray(parsed) ? JSON.stringify(parsed[index]) : reply;
+  } catch {
+    return reply;
+  }
 }
 
 /** A take's reply that queued (`{0, pttl, ahead, place}`, place > 0). */
@@ -203,13 +213,13 @@ async function runSchedule(seed: number): Promise<Outcome> {
   const nameOf = (token: string | null) => parties.find((p) => p.uuid === token)?.name ?? token?.slice(0, 8);
 
   /** Every held permit names a participant waiting, holding, releasing or leaving; no uuid on two. */
-  const audit = async (when: string, except?: string) => {
+  const audit = async (when: string, except: readonly string[] = []) => {
     const since = clock;
     const values = await direct.mget<(string | null)[]>(...keys);
     const held = values.filter((v): v is string => v !== null);
     if (new Set(held).size !== held.length) fail(`${when}: one uuid on two permits: ${held.map(nameOf)}`);
     for (const token of held) {
-      if (token === except) continue; // judged by the caller
+      if (except.includes(token)) continue; // judged by the caller
       const p = parties.find((o) => o.uuid === token);
       const live =
         p && (["waiting", "holding", "releasing", "leaving"].includes(p.state) || p.changedAt > since);
@@ -285,41 +295,61 @@ async function runSchedule(seed: number): Promise<Outcome> {
     if (!copy || !done.includes(choice.w)) return; // only a done waiter's requests are late copies
     await lateCopy(copy, label);
   };
-  /** Re-sends a copy; a take must take nothing while its waiter's entry lives; a release answers as before. */
+  /**
+   * Re-sends a copy; a take must take nothing while its waiter's entry lives; a release answers as before.
+   * A request may carry the commands of several waiters (the client pipelines those of one tick): each is
+   * judged by its own waiter. One still waiting, holding or leaving may hold by its own live acquisition (a
+   * copy of the try it holds by confirms that hold): its own release, or its leave, is judged as it comes.
+   */
   const lateCopy = async (copy: Captured, label: string) => {
-    const call = copy.calls[0] as Captured["calls"][number];
-    const owner = parties.find((p) => p.uuid === call.token);
-    const lastTry = Math.max(
-      ...recorder.log
-        .filter((c) => c.calls.some((k) => k.token === call.token && k.kind === "take"))
-        .map((c) => c.at),
+    const owners = [...new Set(copy.calls.map((k) => k.token))];
+    const lastTry = new Map(
+      owners.map((token) => [
+        token,
+        Math.max(
+          ...recorder.log
+            .filter((c) => c.calls.some((k) => k.token === token && k.kind === "take"))
+            .map((c) => c.at),
+        ),
+      ]),
     );
     const sentAt = Date.now();
     const reply = await recorder.replay(copy);
+    const what = copy.calls.map((k) => `${nameOf(k.token)} ${k.kind}`).join(", ");
     steps.push(
-      `${label}: late copy of #${copy.n} (${owner?.name} ${call.kind}, ${sentAt - copy.at} ms old) -> ${reply.slice(0, 40)}`,
+      `${label}: late copy of #${copy.n} (${what}, ${sentAt - copy.at} ms old) -> ${reply.slice(0, 40)}`,
     );
     const releasesSince =
       churned + recorder.log.filter((c) => c.n > copy.n && c.calls.some((k) => k.kind === "release")).length;
     // guarantees.md: a re-sent release answers as the first run "while fewer than 32 releases and extends
     // of the lock came between" (a semaphore: fewer releases than its permits, at least 32). An undo or
     // leave recomputes.
-    if (call.kind === "release" && !call.undo && releasesSince < 30 && reply !== copy.reply)
-      fail(`late copy of ${owner?.name}'s release #${copy.n} answered ${reply}, its first run ${copy.reply}`);
-    const held = await audit(`after ${label}`, owner?.uuid);
-    if (owner && held.includes(owner.uuid)) {
-      const age = sentAt - lastTry;
+    for (const call of copy.calls) {
+      const first = replyAt(copy.reply, call.index);
+      const again = replyAt(reply, call.index);
+      if (call.kind === "release" && !call.undo && releasesSince < 30 && again !== first)
+        fail(
+          `late copy of ${nameOf(call.token)}'s release #${copy.n} answered ${again}, its first run ${first}`,
+        );
+    }
+    const judged = owners.filter((token) => parties.find((p) => p.uuid === token)?.state === "done");
+    const held = await audit(`after ${label}`, judged);
+    for (const token of judged) {
+      if (!held.includes(token)) continue;
+      const owner = parties.find((p) => p.uuid === token) as Party;
+      const kinds = copy.calls.filter((k) => k.token === token).map((k) => k.kind);
+      const age = sentAt - (lastTry.get(token) ?? 0);
       // keys.md: "Not caught: a copy later than its waiter's entry (`retry.maxDelay` + 2 s after its last try)"
-      if (call.kind === "take" && age >= STAY_MS - STAY_MARGIN_MS)
+      if (kinds.includes("take") && age >= STAY_MS - STAY_MARGIN_MS)
         steps.push(`  (excused: ${age} ms after its last try)`);
       else
         fail(
-          `late copy of ${owner.name}'s ${call.kind} #${copy.n} (${age} ms after its last try) took a permit for nobody`,
+          `late copy of ${owner.name}'s ${kinds.join("+")} #${copy.n} (${age} ms after its last try) took a permit for nobody`,
         );
       await direct.eval(
         `for i, k in ipairs(KEYS) do if redis.call("GET", k) == ARGV[1] then redis.call("DEL", k) end end`,
         keys,
-        [owner.uuid],
+        [token],
       );
     }
   };
