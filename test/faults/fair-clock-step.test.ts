@@ -36,9 +36,13 @@ describe.each(kinds)(
       const waiter = make(id, faulty as never);
       const pending = waiter.acquire({ timeout: 2_200, retry: { delay: 50 } });
       await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
-      await waitUntil(async () => wire().subscriptions() > subscribed, "subscribed"); // no drop hits it
+      // Subscribed (no drop hits it), and no try between arriving and running: the next try is the one the
+      // faults below hit, whenever it goes (the poll covering the subscription goes once it is active).
+      await waitUntil(() => wire().subscriptions() > subscribed && wire().inFlight() === 0, "subscribed");
       const before = passThrough.stats.requests;
       passThrough.faults.dropReplies(2); // its next try and the client's re-sent copy both run; no answer
+      passThrough.faults.delayNext(2, 500); // ...after the holder's key is gone (below)
+      const ran = passThrough.ran();
       // The waiter's wall clock steps back by STEP_MS once that try is sent (an NTP step).
       const failed = passThrough.stats.failedByRoute["/pipeline"] ?? 0;
       const real = Date.now.bind(Date);
@@ -49,6 +53,7 @@ describe.each(kinds)(
         return stepped ? real() - STEP_MS : real();
       });
       await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1")); // the holder's key gone
+      expect(passThrough.ran()).toBe(ran); // no try ran before: the first to run takes the lock, unanswered
       const got = await pending;
       expect((passThrough.stats.failedByRoute["/pipeline"] ?? 0) - failed).toBe(2); // both copies' replies lost
       const spent = passThrough.stats.requests - before;

@@ -146,13 +146,21 @@ describe.each(kinds)("%s: a waiter whose try took the free lock, its reply lost"
     const id = uniqueId("left-the-line-lost-reply");
     await (await make(uniqueId("left-the-line-warm"), faulty as never).acquireOrThrow()).release();
     await make(id, direct as never).acquireOrThrow();
+    const subscribed = wire().subscriptions();
     const waiter = make(id, faulty as never);
     // Within its entry's time (retry.maxDelay + 2 s = 2.5 s), which the first fix refused it for.
     const pending = waiter.acquire({ timeout: 2_000, retry: { delay: 50 } });
     await waitUntil(async () => (await direct.zcard(companionKey(id, ":queue"))) === 1, "queued");
+    // Subscribed (no drop hits it), and no try between arriving and running: the faults hit the next one.
+    await waitUntil(() => wire().subscriptions() > subscribed && wire().inFlight() === 0, "subscribed");
+    const failed = passThrough.stats.failedByRoute["/pipeline"] ?? 0;
     passThrough.faults.dropReplies(2); // its next try and the client's re-sent copy both run; no answer
+    passThrough.faults.delayNext(2, 500); // ...after the holder's key is gone (below)
+    const ran = passThrough.ran();
     await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1")); // the holder's key gone
+    expect(passThrough.ran()).toBe(ran); // no try ran before: the first to run takes the lock, unanswered
     const got = await pending;
+    expect((passThrough.stats.failedByRoute["/pipeline"] ?? 0) - failed).toBe(2); // both copies' replies lost
     expect(got).toBeTruthy();
     expect(await (typeof got === "object" ? got : (waiter as FairLock)).release()).toBe(true);
   });

@@ -69,6 +69,11 @@ export interface Wire {
   requests(): number;
   /** Of those, the release subscriptions a waiting acquire opens (`wakeOnRelease`), one per wait. */
   subscriptions(): number;
+  /**
+   * Requests that arrived and are not yet answered by Redis: at 0, a fault set now hits every request still
+   * to come (one sent but not yet arrived included), and none that may yet run.
+   */
+  inFlight(): number;
 }
 
 /** Starts a pass-through in front of `target()` for the file's tests; faults are cleared before each test. */
@@ -86,6 +91,7 @@ export function useWire(target: () => Endpoint): () => Wire {
         Object.entries(passThrough.stats.byPath)
           .filter(([path]) => path.startsWith("/subscribe/"))
           .reduce((total, [, count]) => total + count, 0),
+      inFlight: () => passThrough.stats.requests - passThrough.stats.responses,
     };
   });
   beforeEach(() => wire?.passThrough.faults.reset());
