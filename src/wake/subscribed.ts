@@ -32,6 +32,9 @@ export class SubscribedWaiter implements Waiter {
   #breaks = 0; // subscriptions of this wait that broke once active
   #quickBreaks = 0; // of those, after the first, the ones too young to have paid for themselves
   #askAfter = Number.POSITIVE_INFINITY; // after a quick break: when a subscription may be asked for again
+  #kind: Step["kind"] | undefined; // what the current try found, once told (`next`)
+  #due = 0; // when the wait in progress ends as planned: an uncovered try's next poll
+  #early = 0; // the planned moment of a covering poll sent early (at activation), for the next `next`
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -53,6 +56,9 @@ export class SubscribedWaiter implements Waiter {
 
   next(step: Step): { at: number; spent: number } | undefined {
     const { kind, now, planned, cap } = step;
+    this.#kind = kind;
+    const early = this.#early; // this try was a covering poll sent before its planned moment
+    this.#early = 0;
     if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
     const windowEnd = this.#windowEnd ?? Number.POSITIVE_INFINITY;
     if (kind === "held" && this.#covered() && now >= windowEnd) return undefined;
@@ -63,11 +69,20 @@ export class SubscribedWaiter implements Waiter {
     // Never sooner than polling would (a covered wait's last attempt still comes at its schedule's end), but a
     // poll planned for the last try's moment is none: no try goes then.
     const floor = planned < step.lastTryAt ? planned : 0;
-    // A try that erred tells nothing of the lock (the release that woke it may be spent): it polls on.
-    const at =
-      kind !== "error" && this.#covered()
-        ? Math.min(Math.max(this.#safetyPoll(this.#sentAt, end), floor), cap, windowEnd)
-        : planned;
+    // A try that erred tells nothing of the lock (the release that woke it may be spent): it polls on. A
+    // covering poll sent early leaves the safety polls where they were, counted from its planned moment;
+    // a fair waiter's from the poll itself, as its place in line lives only `maxDelay` + 2 s after a try.
+    // A held try the subscription became active during is covered by the next poll, sent at once: a release
+    // before the activation was not heard.
+    let at = planned;
+    const from = this.#fair ? this.#sentAt : Math.max(this.#sentAt, early);
+    if (kind !== "error" && this.#covered())
+      at = Math.min(Math.max(this.#safetyPoll(from, end), floor), cap, windowEnd);
+    else if (kind === "held" && this.#listening !== undefined) {
+      this.#early = planned;
+      at = now;
+    }
+    this.#due = at;
     return { at, spent: pays ? cost : 0 };
   }
 
@@ -140,7 +155,7 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Whether subscribing costs no more than polling until the wait ends (last try, timeout, lease) within `span`
-   * ms: its SUBSCRIBE (none to join one), the next poll (for moments before it was active), its safety polls
+   * ms: its SUBSCRIBE (none to join one), the covering poll (for moments before it was active), its safety polls
    * and the try after the wake-up. What else `cost` counts (over TCP, a new connection's handshake, shared by
    * every wait while it is open) must fit the attempts left, but is not held against this one wait. A fair
    * waiter subscribes at once: only the release handing it the lock wakes it.
@@ -195,8 +210,16 @@ export class SubscribedWaiter implements Waiter {
       .then((listening) => {
         // Stale (it broke before it answered, and a newer one was asked) or unwanted: let it go.
         if (this.#setup.signal.aborted || asked !== this.#asked) listening?.stop();
-        else if (listening) this.#listening = listening;
-        else this.#mayAsk = false; // failed (even if it broke first): this wait polls on
+        else if (listening) {
+          this.#listening = listening;
+          // A wait in progress after a held try it does not cover: the covering poll goes now, not at the
+          // next planned poll (a release before the activation was not heard). At once, even if the lock
+          // changed hands: that poll is one this wait sends anyway, and it is no retry others heard of.
+          if (this.#wake && this.#kind === "held" && !this.#covered()) {
+            this.#early = this.#due;
+            this.#wake("now");
+          }
+        } else this.#mayAsk = false; // failed (even if it broke first): this wait polls on
       });
   }
 
@@ -207,7 +230,8 @@ export class SubscribedWaiter implements Waiter {
       this.#listening = undefined;
       this.#asked += 1; // its answer, if still to come, is a dead subscription's
       // Again at once after a first break, or one that lived to save the two commands a new one costs (itself,
-      // its covering poll): three delays, as it saves nothing before that poll, a delay after it is active.
+      // its covering poll): three delays, as it saves nothing before that poll (now sent once it is active, no
+      // longer a delay after: the third delay is kept as a margin).
       // After a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps breaking would
       // bill more than polling. One that broke unconfirmed failed: this wait polls on.
       const now = monotonicNow();

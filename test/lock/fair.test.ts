@@ -70,15 +70,30 @@ describe("a fair lock", () => {
     const queue = companionKey(id, ":queue");
     const waiters = Array.from({ length: 3 }, () => new FairLock({ id, redis: client(), ...quiet }));
     const waiting: Promise<boolean>[] = [];
+    const start = stack().proxy.stats.commands;
+    let reads = 0; // the test's own commands through the proxy, apart from the waiters'
+    const read = <T>(command: (redis: Redis) => Promise<T>) => {
+      reads += 1;
+      return command(client());
+    };
     for (const [index, waiter] of waiters.entries()) {
       waiting.push(waiter.acquire({ timeout: 30_000 }));
-      await waitUntil(async () => (await client().zcard(queue)) === index + 1, `waiter ${index} in line`);
+      await waitUntil(
+        async () => (await read((r) => r.zcard(queue))) === index + 1,
+        `waiter ${index} in line`,
+      );
     }
     // Each listening in Redis (not a fixed pause that assumed it): the release's grant reaches them.
     const channel = await eventChannel(id);
     await waitUntil(
-      async () => (await client().exec<[string, number]>(["PUBSUB", "NUMSUB", channel as string]))[1] === 3,
+      async () =>
+        (await read((r) => r.exec<[string, number]>(["PUBSUB", "NUMSUB", channel as string])))[1] === 3,
       "the three waiters subscribed",
+    );
+    // And each sent the poll covering its subscription's start, once it was active: 2 tries each.
+    await waitUntil(
+      () => stack().proxy.stats.commands - start - reads === 6,
+      "each waiter's try, and the poll covering its subscription",
     );
     const before = stack().proxy.stats.commands;
     await holder.release();

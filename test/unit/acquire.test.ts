@@ -166,9 +166,10 @@ describe("subscribing", () => {
     });
     await vi.advanceTimersByTimeAsync(2_500);
     expect(store.subscriptions).toBe(1);
-    // The first try, the next one (which covers the moments before the subscription was active),
-    // then one every maxDelay, or halfway to the last try's moment (2,996) if sooner.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_050]);
+    // The first try, the next one (which covers the moments before the subscription was active: sent once
+    // it is, at 8, not at the next planned poll, 104), then one every maxDelay from that planned poll, or
+    // halfway to the last try's moment (2,996) if sooner.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 1_104, 2_050]);
     store.freeAt = 0;
     store.announce("released");
     const result = await settle(outcome);
@@ -203,8 +204,9 @@ describe("subscribing", () => {
     const result = await settle(outcome);
     expect(result).toMatchObject({ acquired: true });
     expect(store.subscriptions).toBe(1);
-    // The first two tries, then a safety poll halfway to the end: the first one after the release.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500]);
+    // The first try, the covering poll once the subscription is active (not at 1,004, the next planned
+    // poll), then a safety poll halfway to the end: the first one after the release.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 5_500]);
   });
 
   it("a wait covered to its end polls halfway to it each time, the last within retry.delay of it", async () => {
@@ -214,8 +216,10 @@ describe("subscribing", () => {
       timeout: 10_000,
     });
     expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
-    // Six tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996).
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_004, 5_500, 7_748, 8_872, 9_876]);
+    // Six tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996). The
+    // covering poll goes once the subscription is active (8), and the safety polls after it fall where they
+    // would after one at the next planned poll (1,004).
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 5_500, 7_748, 8_872, 9_876]);
   });
 
   it("covered from its first try, a wait with few attempts never polls sooner than polling would: its last try still comes at the schedule's end", async () => {
@@ -332,7 +336,8 @@ describe("subscribing", () => {
     const { outcome } = start(store, { retry: { attempts: Number.POSITIVE_INFINITY, delay: 100 } });
     await vi.advanceTimersByTimeAsync(2_500);
     expect(store.subscriptions).toBe(1);
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 104, 1_104, 2_104]);
+    // The covering poll once the subscription is active, then safety polls from the next planned poll (104).
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 1_104, 2_104]);
     store.freeAt = 0;
     store.announce("released");
     expect(await settle(outcome)).toMatchObject({ acquired: true });
@@ -395,7 +400,8 @@ describe("subscribing", () => {
     const tries = store.takes.length;
     store.announce("ended");
     await vi.advanceTimersByTimeAsync(50);
-    expect(store.takes.length).toBe(tries + 1);
+    // A try at once (soon), then, the new subscription active a round trip after it, the poll covering it.
+    expect(store.takes.length).toBe(tries + 2);
     await vi.advanceTimersByTimeAsync(200);
     expect(store.subscriptions).toBe(2);
     store.freeAt = 0;

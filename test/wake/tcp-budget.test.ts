@@ -11,14 +11,14 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, Lock, type RedisClient } from "../../src/index";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { pause } from "../faults/support/time";
+import { pause, waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
 const PASSWORD = "tcp-budget-secret";
 let server: RedisServerHandle;
 let monitor: IoRedis;
 let url = "";
-const seen: { source: string; command: string }[] = [];
+const seen: { source: string; command: string; text: string }[] = [];
 
 beforeAll(async () => {
   server = await startRedisServer({ extraArgs: ["--requirepass", PASSWORD] });
@@ -26,7 +26,7 @@ beforeAll(async () => {
   monitor = new IoRedis(url);
   const feed = await monitor.monitor();
   feed.on("monitor", (_time: string, args: string[], source: string) =>
-    seen.push({ source, command: String(args[0]).toLowerCase() }),
+    seen.push({ source, command: String(args[0]).toLowerCase(), text: String(args[1]) }),
   );
 });
 afterAll(async () => {
@@ -37,6 +37,7 @@ afterAll(async () => {
 interface Side {
   readonly client: RedisClient;
   readonly address: string; // as MONITOR names the connection
+  echo(text: string): Promise<unknown>;
   close(): void;
 }
 
@@ -46,7 +47,8 @@ const kinds: [string, () => Promise<Side>][] = [
     async () => {
       const client = new IoRedis(url);
       const info = String(await client.call("CLIENT", "INFO"));
-      return { client, address: String(/addr=(\S+)/.exec(info)?.[1]), close: () => client.disconnect() };
+      const address = String(/addr=(\S+)/.exec(info)?.[1]);
+      return { client, address, echo: (text) => client.call("ECHO", text), close: () => client.disconnect() };
     },
   ],
   [
@@ -55,7 +57,13 @@ const kinds: [string, () => Promise<Side>][] = [
       const client = createClient({ url });
       await client.connect();
       const info = String(await client.sendCommand(["CLIENT", "INFO"]));
-      return { client, address: String(/addr=(\S+)/.exec(info)?.[1]), close: () => client.destroy() };
+      const address = String(/addr=(\S+)/.exec(info)?.[1]);
+      return {
+        client,
+        address,
+        echo: (text) => client.sendCommand(["ECHO", text]),
+        close: () => client.destroy(),
+      };
     },
   ],
   [
@@ -66,10 +74,29 @@ const kinds: [string, () => Promise<Side>][] = [
       const client = createClient({ url, pingInterval: 250 }).on("error", () => {});
       await client.connect();
       const info = String(await client.sendCommand(["CLIENT", "INFO"]));
-      return { client, address: String(/addr=(\S+)/.exec(info)?.[1]), close: () => client.destroy() };
+      const address = String(/addr=(\S+)/.exec(info)?.[1]);
+      return {
+        client,
+        address,
+        echo: (text) => client.sendCommand(["ECHO", text]),
+        close: () => client.destroy(),
+      };
     },
   ],
 ];
+
+/**
+ * Once MONITOR's feed, which trails the replies, showed every command Redis ran so far: an ECHO `side` sends
+ * now shows in it (the feed keeps Redis's order). Waited for, not assumed after a fixed pause.
+ */
+async function caughtUp(side: Side): Promise<void> {
+  const text = `caught-up-${Math.random()}`;
+  await side.echo(text);
+  await waitUntil(
+    () => seen.some((each) => each.source === side.address && each.command === "echo" && each.text === text),
+    "MONITOR's feed to show the ECHO",
+  );
+}
 
 /** What the waiting side sent since `from` (subscriber included), less its own connection's PINGs (the user's). */
 function sentBy(waiting: Side, holding: Side, from: number): string[] {
@@ -95,12 +122,13 @@ async function oneWait(make: () => Promise<Side>, attempts: number, wakeUps: boo
     const warm = new Lock({ id: uniqueId("tcp-budget-warm"), redis: waiting.client }); // its EVAL: not counted
     expect(await warm.acquire()).toBe(true);
     await warm.release();
-    await pause(50);
+    await caughtUp(holding); // its EVAL is in the feed before `from`
     const from = seen.length;
     const lock = new Lock({ id, redis: waiting.client, retry: { attempts, delay: 100, maxDelay: 2_000 } });
     expect(await lock.acquire()).toBe(false);
     await pause(600); // past the subscription's 250 ms linger: it ends, and its connection closes
     await holder.release();
+    await caughtUp(holding);
     return sentBy(waiting, holding, from);
   } finally {
     waiting.close();
@@ -123,16 +151,22 @@ describe.each(kinds)("%s, with a password: a wait with wake-ups", (_name, make) 
         retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 },
       });
       const acquiring = waiter.acquire({ timeout: 5_000 });
-      await pause(300);
+      const tries = () => sentBy(waiting, holding, from).filter((c) => c !== "auth" && c !== "subscribe");
+      // Its first try, the subscriber's AUTH and SUBSCRIBE, and the poll covering the moments before that was
+      // active (sent once it is, no longer at the next planned poll, 1 s on): it is covered before the release.
+      await waitUntil(
+        () => sentBy(waiting, holding, from).includes("subscribe") && tries().length >= 2,
+        "the subscription, and the poll covering it",
+      );
       await holder.release();
       expect(await acquiring).toBe(true);
-      await pause(100); // MONITOR's feed trails the replies
+      await caughtUp(holding);
       const sent = sentBy(waiting, holding, from);
-      // Its first try, the subscriber's AUTH and SUBSCRIBE, and the woken try: no poll came in between.
+      // Then only the woken try: no planned poll came in between (the next was a safety poll, 2 s on).
       expect(
         sent.filter((command) => command !== "auth" && command !== "subscribe"),
         sent.join(" "),
-      ).toHaveLength(2);
+      ).toHaveLength(3);
       expect(sent).toContain("subscribe");
       expect(sent).not.toContain("hello");
       await waiter.release();

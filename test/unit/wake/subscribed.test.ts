@@ -143,3 +143,90 @@ describe("a subscription that breaks after it was active a while", () => {
     }
   });
 });
+
+// A release between a held try and the subscription's activation is not heard, and that try is not covered:
+// its covering poll went at the next planned poll, `retry.delay` later (review helper-180: a FairLock waiter
+// served 5 s late). It now goes once the subscription is active; the safety polls after it stay where they
+// were, counted from its planned moment. test/wake/subscription-gap.test.ts covers it over real clients.
+describe("a subscription that becomes active after a held try was sent", () => {
+  const slow = {
+    ...plan,
+    backoff: { delay: 1_000, backoff: "fixed", maxDelay: 4_000, jitter: 0 },
+  } as unknown as AcquirePlan;
+
+  /** A waiter that asks for a subscription at its first refusal, confirmed when `activate` is called. */
+  async function subscribing(key: string, fair = false) {
+    let activate = () => {};
+    let asked = () => {};
+    const opened = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const hub = channelHub(
+      () =>
+        new Promise((confirm) => {
+          activate = () => confirm(() => {});
+          asked();
+        }),
+    );
+    const waiter = new SubscribedWaiter(hub.lockEvents(key), slow, fair);
+    expect(refusedWith(waiter, performance.now())?.spent).toBe(1); // it asked for the subscription
+    await opened; // the channel's name is hashed first (Web Crypto)
+    return { waiter, activate };
+  }
+
+  /** A try at `now` that found the lock held, with `slow`'s plan; `during` runs while it is in flight. */
+  function refusedWith(waiter: SubscribedWaiter, now: number, during?: () => void) {
+    waiter.trying(false);
+    during?.();
+    waiter.answered({ kind: "held", pttl: 600_000 });
+    const step = { kind: "held", now, planned: now + 1_000, cap: now + 600_000, tries: 3, spent: 3 } as const;
+    return waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+  }
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("while the try is in flight: its covering poll goes at once, the safety poll after it as planned", async () => {
+    const { waiter, activate } = await subscribing("active-in-flight");
+    waiter.trying(false);
+    activate();
+    await settle();
+    waiter.answered({ kind: "held", pttl: 600_000 });
+    const now = performance.now();
+    const step = { kind: "held", now, planned: now + 1_000, cap: now + 600_000, tries: 4, spent: 5 } as const;
+    const next = waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+    expect(next?.at).toBe(now); // the covering poll, at once rather than at `planned`
+    // The covering poll, sent early: the safety poll after it is a maxDelay after its planned moment.
+    const covering = refusedWith(waiter, performance.now());
+    expect(covering?.at).toBeGreaterThanOrEqual(now + 1_000 + 4_000);
+    waiter.close();
+  });
+
+  // Review helper-186: counted from the planned moment, a fair waiter's next safety poll could come up to
+  // `delay` + `maxDelay` after its last try, past its place in line (`maxDelay` + 2 s after a try): with
+  // `delay` above 2 s, a release then handed the lock to the one behind it.
+  it("a fair waiter's safety poll after it is a maxDelay after the poll itself: its place in line lives on", async () => {
+    const { waiter, activate } = await subscribing("active-in-flight-fair", true);
+    waiter.trying(false);
+    activate();
+    await settle();
+    waiter.answered({ kind: "held", pttl: 600_000 });
+    const now = performance.now();
+    const step = { kind: "held", now, planned: now + 1_000, cap: now + 600_000, tries: 4, spent: 5 } as const;
+    expect(waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY })?.at).toBe(now);
+    const covering = refusedWith(waiter, performance.now());
+    const sent = performance.now(); // the covering poll went at or before this
+    expect(covering?.at).toBeLessThanOrEqual(sent + 4_000);
+    expect(covering?.at).toBeGreaterThanOrEqual(now + 4_000);
+    waiter.close();
+  });
+
+  it("while the wait after it is in progress: the wait ends at once", async () => {
+    const { waiter, activate } = await subscribing("active-while-waiting");
+    const began = performance.now();
+    const waiting = waiter.wait(began + 20_000, undefined, undefined);
+    activate();
+    await waiting;
+    expect(performance.now() - began).toBeLessThan(10_000); // not the 20 s it planned
+    waiter.close();
+  });
+});
