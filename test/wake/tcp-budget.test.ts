@@ -41,6 +41,25 @@ interface Side {
   close(): void;
 }
 
+/** A node-redis client, connected, as a side of the test. */
+async function nodeRedisSide(
+  client: RedisClient & {
+    connect(): Promise<unknown>;
+    sendCommand(args: string[]): Promise<unknown>;
+    destroy(): void;
+  },
+): Promise<Side> {
+  await client.connect();
+  const info = String(await client.sendCommand(["CLIENT", "INFO"]));
+  const address = String(/addr=(\S+)/.exec(info)?.[1]);
+  return {
+    client,
+    address,
+    echo: (text) => client.sendCommand(["ECHO", text]),
+    close: () => client.destroy(),
+  };
+}
+
 const kinds: [string, () => Promise<Side>][] = [
   [
     "ioredis",
@@ -51,37 +70,12 @@ const kinds: [string, () => Promise<Side>][] = [
       return { client, address, echo: (text) => client.call("ECHO", text), close: () => client.disconnect() };
     },
   ],
-  [
-    "node-redis",
-    async () => {
-      const client = createClient({ url });
-      await client.connect();
-      const info = String(await client.sendCommand(["CLIENT", "INFO"]));
-      const address = String(/addr=(\S+)/.exec(info)?.[1]);
-      return {
-        client,
-        address,
-        echo: (text) => client.sendCommand(["ECHO", text]),
-        close: () => client.destroy(),
-      };
-    },
-  ],
+  ["node-redis", () => nodeRedisSide(createClient({ url }))],
   [
     // Its PINGs on its own connection are the user's; the subscriber's would go uncounted (review helper-103).
     "node-redis (pingInterval: 250)",
-    async () => {
-      // A PING in flight when the test destroys it is emitted as "error" (node-redis): an application listens.
-      const client = createClient({ url, pingInterval: 250 }).on("error", () => {});
-      await client.connect();
-      const info = String(await client.sendCommand(["CLIENT", "INFO"]));
-      const address = String(/addr=(\S+)/.exec(info)?.[1]);
-      return {
-        client,
-        address,
-        echo: (text) => client.sendCommand(["ECHO", text]),
-        close: () => client.destroy(),
-      };
-    },
+    // A PING in flight when the test destroys it is emitted as "error" (node-redis): an application listens.
+    () => nodeRedisSide(createClient({ url, pingInterval: 250 }).on("error", () => {})),
   ],
 ];
 

@@ -185,15 +185,20 @@ describe("a subscription that becomes active after a held try was sent", () => {
 
   const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-  it("while the try is in flight: its covering poll goes at once, the safety poll after it as planned", async () => {
-    const { waiter, activate } = await subscribing("active-in-flight");
+  /** A try that found the lock held, the subscription becoming active while it was out: what comes next. */
+  async function activeDuringTry(waiter: SubscribedWaiter, activate: () => void) {
     waiter.trying(false);
     activate();
     await settle();
     waiter.answered({ kind: "held", pttl: 600_000 });
     const now = performance.now();
     const step = { kind: "held", now, planned: now + 1_000, cap: now + 600_000, tries: 4, spent: 5 } as const;
-    const next = waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY });
+    return { now, next: waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY }) };
+  }
+
+  it("while the try is in flight: its covering poll goes at once, the safety poll after it as planned", async () => {
+    const { waiter, activate } = await subscribing("active-in-flight");
+    const { now, next } = await activeDuringTry(waiter, activate);
     expect(next?.at).toBe(now); // the covering poll, at once rather than at `planned`
     // The covering poll, sent early: the safety poll after it is a maxDelay after its planned moment.
     const covering = refusedWith(waiter, performance.now());
@@ -206,13 +211,8 @@ describe("a subscription that becomes active after a held try was sent", () => {
   // `delay` above 2 s, a release then handed the lock to the one behind it.
   it("a fair waiter's safety poll after it is a maxDelay after the poll itself: its place in line lives on", async () => {
     const { waiter, activate } = await subscribing("active-in-flight-fair", true);
-    waiter.trying(false);
-    activate();
-    await settle();
-    waiter.answered({ kind: "held", pttl: 600_000 });
-    const now = performance.now();
-    const step = { kind: "held", now, planned: now + 1_000, cap: now + 600_000, tries: 4, spent: 5 } as const;
-    expect(waiter.next({ ...step, lastTryAt: Number.POSITIVE_INFINITY })?.at).toBe(now);
+    const { now, next } = await activeDuringTry(waiter, activate);
+    expect(next?.at).toBe(now);
     const covering = refusedWith(waiter, performance.now());
     const sent = performance.now(); // the covering poll went at or before this
     expect(covering?.at).toBeLessThanOrEqual(sent + 4_000);
