@@ -35,6 +35,7 @@ export class SubscribedWaiter implements Waiter {
   #kind: Step["kind"] | undefined; // what the current try found, once told (`next`)
   #due = 0; // when the wait in progress ends as planned: an uncovered try's next poll
   #early = 0; // the planned moment of a covering poll sent early (at activation), for the next `next`
+  #tries = 1; // tries so far, as the last `next` was told: how far apart polling's polls have grown
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -57,6 +58,7 @@ export class SubscribedWaiter implements Waiter {
   next(step: Step): { at: number; spent: number } | undefined {
     const { kind, now, planned, cap } = step;
     this.#kind = kind;
+    this.#tries = step.tries;
     const early = this.#early; // this try was a covering poll sent before its planned moment
     this.#early = 0;
     if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
@@ -214,7 +216,8 @@ export class SubscribedWaiter implements Waiter {
           this.#listening = listening;
           // A wait in progress after a held try it does not cover: the covering poll goes now, not at the
           // next planned poll (a release before the activation was not heard). At once, even if the lock
-          // changed hands: that poll is one this wait sends anyway, and it is no retry others heard of.
+          // changed hands: it is no retry others heard of. It is the poll this wait would send next, except
+          // when the next planned moment is the last try's (none goes then): one more try, within attempts.
           if (this.#wake && this.#kind === "held" && !this.#covered()) {
             this.#early = this.#due;
             this.#wake("now");
@@ -235,7 +238,9 @@ export class SubscribedWaiter implements Waiter {
       // After a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps breaking would
       // bill more than polling. One that broke unconfirmed failed: this wait polls on.
       const now = monotonicNow();
-      const paid = broken !== undefined && now - broken.since >= 3 * this.plan.backoff.delay;
+      // Polling's polls are as far apart as its backoff has grown (up to `maxDelay`), not `delay` (exponential).
+      const apart = backoffDelay(this.#tries, this.plan.backoff, 0);
+      const paid = broken !== undefined && now - broken.since >= 3 * apart;
       const again = broken !== undefined && (this.#breaks++ === 0 || paid);
       this.#mayAsk = again;
       if (broken && !again) this.#askAfter = now + this.plan.backoff.maxDelay * 2 ** this.#quickBreaks++;
