@@ -103,45 +103,61 @@ describe("a subscription that breaks young, twice", () => {
 // delays billed about 40 % more than polling. A subscription saves nothing until its covering poll, a delay
 // after it is active: to pay for the two commands of the next (its SUBSCRIBE and the covering poll) it must
 // live three delays, not two.
+// Review helper-188: under exponential backoff polling's waits grow towards maxDelay, so three `retry.delay`s
+// of life paid for nothing (a FairLock wait billed 57 commands where polling bills 11). It is three of
+// polling's current waits: 3 x 400 ms at the third try here (100 ms doubling), the same as before for fixed.
+const exponential = {
+  ...plan,
+  backoff: { delay: 100, backoff: "exponential", maxDelay: 4_000, jitter: 0 },
+} as unknown as AcquirePlan;
+
 describe("a subscription that breaks after it was active a while", () => {
   it.each([
-    [250, false],
-    [300, true],
-  ] as const)("active %i ms (delays of 100 ms): asked for again at once: %s", async (lived, atOnce) => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
-    try {
-      const opened: ChannelListener[] = [];
-      const hub = channelHub(async (_channel, listener) => {
-        opened.push(listener);
-        return () => {};
-      });
-      const waiter = new SubscribedWaiter(hub.lockEvents(`breaks-after-${lived}`), plan);
-      // The channel's name is hashed by Web Crypto, off the fake clock: real turns (bounded) let it finish.
-      const opening = async (count: number) => {
-        // By the real clock (a count of turns runs out sooner than hashing on a loaded machine).
-        for (const deadline = Date.now() + 10_000; opened.length < count && Date.now() < deadline; )
-          await new Promise((resolve) => setImmediate(resolve));
-        for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
-        expect(opened).toHaveLength(count);
-      };
-      // A refused try: whether the wait asks for a subscription now (it then spends one command).
-      const subscribes = () => refusedAt(waiter, performance.now())?.spent === 1;
-      expect(subscribes()).toBe(true);
-      await opening(1);
-      opened[0]?.ended(); // the first break: asked for again at once, as always
-      expect(subscribes()).toBe(true);
-      await opening(2);
-      await vi.advanceTimersByTimeAsync(lived);
-      opened[1]?.ended();
-      const again = subscribes();
-      await vi.advanceTimersByTimeAsync(plan.backoff.maxDelay);
-      const later = again || subscribes();
-      expect({ again, later }).toEqual({ again: atOnce, later: true });
-      waiter.close();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    [250, false, "fixed", plan],
+    [300, true, "fixed", plan],
+    [300, false, "exponential", exponential],
+    [1_150, false, "exponential", exponential],
+    [1_200, true, "exponential", exponential],
+  ] as const)(
+    "active %i ms: asked for again at once: %s (%s, 100 ms)",
+    async (lived, atOnce, kind, policy) => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+      try {
+        const opened: ChannelListener[] = [];
+        const hub = channelHub(async (_channel, listener) => {
+          opened.push(listener);
+          return () => {};
+        });
+        // Under exponential backoff, a fair waiter: it subscribes at every refusal it may (an unfair one seldom).
+        const fair = policy === exponential;
+        const waiter = new SubscribedWaiter(hub.lockEvents(`breaks-after-${lived}-${kind}`), policy, fair);
+        // The channel's name is hashed by Web Crypto, off the fake clock: real turns (bounded) let it finish.
+        const opening = async (count: number) => {
+          // By the real clock (a count of turns runs out sooner than hashing on a loaded machine).
+          for (const deadline = Date.now() + 10_000; opened.length < count && Date.now() < deadline; )
+            await new Promise((resolve) => setImmediate(resolve));
+          for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+          expect(opened).toHaveLength(count);
+        };
+        // A refused try: whether the wait asks for a subscription now (it then spends one command).
+        const subscribes = () => refusedAt(waiter, performance.now())?.spent === 1;
+        expect(subscribes()).toBe(true);
+        await opening(1);
+        opened[0]?.ended(); // the first break: asked for again at once, as always
+        expect(subscribes()).toBe(true);
+        await opening(2);
+        await vi.advanceTimersByTimeAsync(lived);
+        opened[1]?.ended();
+        const again = subscribes();
+        await vi.advanceTimersByTimeAsync(plan.backoff.maxDelay);
+        const later = again || subscribes();
+        expect({ again, later }).toEqual({ again: atOnce, later: true });
+        waiter.close();
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
 });
 
 // A release between a held try and the subscription's activation is not heard, and that try is not covered:
