@@ -233,12 +233,11 @@ export class SubscribedWaiter implements Waiter {
       this.#listening = undefined;
       this.#asked += 1; // its answer, if still to come, is a dead subscription's
       // Again at once after a first break, or one that lived to save the two commands a new one costs (itself,
-      // its covering poll): three delays, as it saves nothing before that poll (now sent once it is active, no
-      // longer a delay after: the third delay is kept as a margin).
-      // After a quicker one, not for retry.maxDelay, doubling with each: a stream that keeps breaking would
-      // bill more than polling. One that broke unconfirmed failed: this wait polls on.
+      // its covering poll): three of polling's current waits (`delay` as grown by the backoff, up to
+      // `maxDelay`), two for those commands and one as a margin. After a quicker one, not for retry.maxDelay,
+      // doubling with each: a stream that keeps breaking would bill more than polling. One that broke
+      // unconfirmed failed: this wait polls on.
       const now = monotonicNow();
-      // Polling's polls are as far apart as its backoff has grown (up to `maxDelay`), not `delay` (exponential).
       const apart = backoffDelay(this.#tries, this.plan.backoff, 0);
       const paid = broken !== undefined && now - broken.since >= 3 * apart;
       const again = broken !== undefined && (this.#breaks++ === 0 || paid);
