@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { companionKey } from "../../src/keys";
 import { abortTime, pause, waitUntil, within } from "../faults/support/time";
 import { lastJsonLine, runTypeScript } from "../support/node-process";
@@ -279,24 +279,69 @@ describe("README and docs/ examples run", () => {
     expect(await givePermitBack(uuid)).toBe(false);
   });
 
-  it("wake-ups: a long wait takes the lock within a round trip of the release, not at its next poll", async () => {
+  it("wake-ups: a long wait takes the lock on the release's announcement, not at its next poll", async () => {
     const { Lock } = await import("@upstash/lock");
     const example = await import("../../examples/wake-ups");
-    let startedAt = 0;
+    let tookLock = false;
     example.work.exportEverything = async (signal) => {
       expect(signal.aborted).toBe(false);
-      startedAt = performance.now();
+      tookLock = true;
     };
     const holder = new Lock({ id: "nightly-export", redis });
     await holder.acquireOrThrow();
-    const waiting = example.runNightlyExport();
-    // Between two of the waiter's 1 s polls: polling alone would take the lock 700 ms after the release.
-    await pause(1_300);
-    const releasedAt = performance.now();
-    expect(await holder.release()).toBe(true);
-    expect(await within(waiting, 5_000, "the waiter")).toBe("done");
-    // The next poll is 700 ms after the release, never sooner: anything before it was the wake-up.
-    expect(startedAt - releasedAt).toBeLessThan(650);
-    expect(await redis.exists("nightly-export")).toBe(0);
+    // Every request naming the lock from now until the release is one of the waiter's tries. Its subscription's
+    // stream is tapped for the server's confirmation, seen here before the library reads it.
+    const tries: { readonly sentAt: number; answered: boolean }[] = [];
+    let watching = true;
+    let confirmedAt = Number.POSITIVE_INFINITY;
+    const realFetch = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (url.includes("/subscribe/")) return tapped(await realFetch(input, init));
+      const body = typeof init?.body === "string" ? init.body : "";
+      if (!watching || !body.includes('"nightly-export"')) return realFetch(input, init);
+      const attempt = { sentAt: performance.now(), answered: false };
+      tries.push(attempt);
+      try {
+        return await realFetch(input, init);
+      } finally {
+        attempt.answered = true;
+      }
+    });
+    const tapped = (response: Response) => {
+      if (!response.body) return response;
+      const decoder = new TextDecoder();
+      let text = "";
+      const tap = new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          text += decoder.decode(chunk, { stream: true });
+          if (text.includes("data: subscribe,")) confirmedAt = Math.min(confirmedAt, performance.now());
+          controller.enqueue(chunk);
+        },
+      });
+      const { status, statusText, headers } = response;
+      return new Response(response.body.pipeThrough(tap), { status, statusText, headers });
+    };
+    try {
+      const waiting = example.runNightlyExport();
+      // Once its subscription is confirmed, the wait sends the poll covering the moments before, at once. Once
+      // that poll was answered, its next is a safety poll maxDelay (10 s) later: only the announcement can hand
+      // it a lock released before then. Order of events, not a fixed pause that assumed them.
+      await waitUntil(
+        () => tries.some((attempt) => attempt.sentAt > confirmedAt && attempt.answered),
+        "the poll covering the subscription",
+      );
+      watching = false;
+      // A plain timer due halfway to that safety poll (both later on a loaded machine, alike).
+      const beforePoll = pause(5_000).then(() => "the safety poll came first");
+      expect(await holder.release()).toBe(true);
+      expect(await Promise.race([waiting, beforePoll])).toBe("done");
+      expect(tookLock).toBe(true);
+      expect(await redis.exists("nightly-export")).toBe(0);
+    } finally {
+      watching = false;
+      vi.restoreAllMocks();
+      await holder.release(); // after a failure: ends the wait (false when released above)
+    }
   });
 });
