@@ -113,17 +113,17 @@ describe.each(KINDS)("%s: a newer hold of the uuid, extended 32 times", (kind) =
       const id = uniqueId(`names-pushed-${kind}`);
       const subject = await subjectOf(kind, id);
       const held = await subject.acquire({ uuid });
-      const started = performance.now();
       const since = counts();
-      passThrough.faults.ghostNext(1, 8_000); // the release's first copy reaches Redis 8 s late
+      // The release's first copy is held until all the calls below ran (a timed delay only assumed they
+      // would be done by then, which a loaded machine need not be).
+      const land = passThrough.faults.ghostHeld(1);
       expect(await held?.release()).toBe(true);
       let again = await subject.acquire({ uuid, retry: { attempts: 1 } });
       for (let call = 0; call < 32; call++) expect(await again?.extend(1)).toBe(true);
       for (let call = 0; call < tries; call++)
         again = await subject.acquire({ uuid, retry: { attempts: 1 } });
-      const elapsed = performance.now() - started;
-      expect(elapsed).toBeLessThan(8_000); // all before the late copy lands
-      expect(notRun(since)).toBe(1); // the late copy, still to land
+      expect(notRun(since)).toBe(1); // the late copy, still held
+      land();
       await allRan(since, "the release's late first copy");
       expect(await direct.get(subject.key)).toBe(uuid);
       expect(await again?.release()).toBe(true);
@@ -157,17 +157,15 @@ describe("a Semaphore's extend re-sent by its client, its first copy landing lat
     const keys = [1, 2].map((permit) => companionKey(id, `:permit:${permit}`));
     const holders = await Promise.all(keys.map((key) => direct.get(key)));
     const key = keys[holders.findIndex((holder) => holder !== null)] as string;
-    const started = performance.now();
     const since = counts();
-    passThrough.faults.ghostNext(1, 2_500); // the extend's first copy reaches Redis 2.5 s late
+    const land = passThrough.faults.ghostHeld(1); // the extend's first copy is held until the calls below ran
     expect(await held.extend(20_000)).toBe(true);
     for (let call = 0; call < 12; call++) expect(await held.extend(1)).toBe(true);
     const others = new Semaphore({ id, redis: direct, limit: 2, lease: LEASE_MS });
     for (let call = 0; call < 20; call++) expect(await (await others.acquireOrThrow()).release()).toBe(true);
-    const elapsed = performance.now() - started;
-    expect(elapsed).toBeLessThan(2_500); // all before the late copy lands
     const before = await direct.pttl(key);
-    expect(notRun(since)).toBe(1); // the late copy, still to land
+    expect(notRun(since)).toBe(1); // the late copy, still held
+    land();
     await allRan(since, "the extend's late first copy");
     expect(await direct.pttl(key)).toBeLessThan(before);
     expect(await held.release()).toBe(true);
@@ -181,7 +179,6 @@ describe.each(KINDS)(
     // released one's, the oldest (its taker, then earlier holds' tries), and dropped the tries that confirmed
     // it, appended last. Such a try's late copy then took the free lock for nobody, or named the newer hold
     // of its uuid, whose lease then let that stale lease extend and release it: two holders (3/3 each).
-    const GHOST_MS = 1_500;
 
     /** A key whose earlier holds' tries fill a new hold's list; a hold of `uuid`, then a try confirming it. */
     async function confirmedHold(label: string) {
@@ -192,10 +189,12 @@ describe.each(KINDS)(
       const uuid = crypto.randomUUID();
       const held = await a.acquire({ uuid, retry: { attempts: 1 } });
       const since = counts();
-      wire().passThrough.faults.ghostNext(1, GHOST_MS); // b's first copy reaches Redis 1.5 s late
+      // b's first copy is held until the test lets it land, after the calls it must come after (a timed
+      // delay only assumed they would be done by then, which a loaded machine need not be).
+      const land = wire().passThrough.faults.ghostHeld(1);
       const confirming = await b.acquire({ uuid, retry: { attempts: 1 } }); // its re-sent copy confirms
       expect([held, confirming].every(Boolean)).toBe(true);
-      return { id, uuid, held, confirming, next, other, key: a.key, since };
+      return { id, uuid, held, confirming, next, other, key: a.key, since, land };
     }
 
     // One call each, as they were written when an instance whose acquired lease of a uuid was found lost
@@ -204,12 +203,13 @@ describe.each(KINDS)(
       "names nothing on a newer hold of its uuid: its lease's %s is refused there",
       async (call) => {
         const { direct } = wire();
-        const { uuid, held, confirming, next, other, key, since } = await confirmedHold(
+        const { uuid, held, confirming, next, other, key, since, land } = await confirmedHold(
           `names-confirmer-${kind}`,
         );
         expect(await held?.release()).toBe(true); // the hold both leases named ends
         const newer = await next.acquire({ uuid, retry: { attempts: 1 } });
-        expect(notRun(since)).toBe(1); // the first copy, still to land
+        expect(notRun(since)).toBe(1); // the first copy, still held
+        land();
         await allRan(since, "the first copy landed on the newer hold");
         expect(await (call === "extend" ? confirming?.extend(1_000) : confirming?.release())).toBe(false);
         expect(await other.acquire({ retry: { attempts: 1 } })).toBeUndefined();
@@ -220,10 +220,11 @@ describe.each(KINDS)(
 
     it("takes nothing once the lock is free, one hold later", async () => {
       const { direct } = wire();
-      const { confirming, other, key, since } = await confirmedHold(`names-confirmer-free-${kind}`);
+      const { confirming, other, key, since, land } = await confirmedHold(`names-confirmer-free-${kind}`);
       expect(await confirming?.release()).toBe(true);
       await (await other.acquire())?.release(); // one other hold, now released
-      expect(notRun(since)).toBe(1); // the first copy, still to land
+      expect(notRun(since)).toBe(1); // the first copy, still held
+      land();
       await allRan(since, "the first copy landed, one hold later");
       expect(await direct.get(key)).toBeNull();
     });
@@ -261,11 +262,17 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
   }
 
   /**
-   * Once the late copy landed (every request since `since` ran, but `refused` ones; waited for, not assumed
-   * after a fixed pause): the lock is free.
+   * Once the late copy landed (let go by `land` if held; every request since `since` ran, but `refused` ones;
+   * waited for, not assumed after a fixed pause): the lock is free.
    */
-  async function expectFreeAfter(id: string, since: { ran: number; requests: number }, refused = 0) {
+  async function expectFreeAfter(
+    id: string,
+    since: { ran: number; requests: number },
+    refused = 0,
+    land = (): void => undefined,
+  ) {
     expect(notRun(since, refused)).toBe(1); // the late copy, still to land
+    land();
     await allRan(since, "the late copy", refused);
     expect(await wire().direct.get(id)).toBeNull();
   }
@@ -299,7 +306,7 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
       const [holder, confirming, ...others] = locks as [Lock, Lock, ...Lock[]];
       expect(await holder.acquire({ uuid })).toBe(true);
       const since = counts();
-      wire().passThrough.faults.ghostNext(1, LATE_MS); // its first copy reaches Redis late
+      const land = wire().passThrough.faults.ghostHeld(1); // its first copy lands once all below ran
       expect(await confirming.acquire({ uuid, retry: { attempts: 1 } })).toBe(true); // the re-sent copy
       for (const other of others.slice(0, confirmers - 1)) expect(await other.acquire({ uuid })).toBe(true);
       expect(await holder.release()).toBe(true);
@@ -314,7 +321,7 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
         await refusing.pending;
       }
       await otherHolds(id, 1);
-      await expectFreeAfter(id, since, 2 * undone); // the refused copies never ran
+      await expectFreeAfter(id, since, 2 * undone, land); // the refused copies never ran
     },
     20_000,
   );
@@ -356,20 +363,22 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     const uuid = crypto.randomUUID();
     const [holder, stale, newer] = [await lockOn(id), await lockOn(id), await lockOn(id)];
     // The confirming locks share one client, its scripts cached on another key: made before the late copy
-    // is sent, they send one request each after it, well within its delay even on a loaded machine (made
-    // after it, each waited out 3 refused tries while `newer` held, and the copy could land first).
+    // is sent, they send one request each after it (made after it, each waited out 3 refused tries while
+    // `newer` held).
     const redis = resending();
     await lockOn(uniqueId("grant-collapse-warm"), redis);
     const confirming = Array.from({ length: 64 }, () => new Lock({ id, redis, lease: LEASE_MS }));
     expect(await holder.acquire({ uuid })).toBe(true);
     const since = counts();
-    wire().passThrough.faults.ghostNext(1, 2 * LATE_MS);
+    // Held until the 64 tries ran: a 5 s delay was outrun on a loaded machine (the copy landed first).
+    const land = wire().passThrough.faults.ghostHeld(1);
     expect(await stale.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
     expect(await holder.release()).toBe(true); // the stale lease's hold ends
     expect(await newer.acquire({ uuid })).toBe(true);
     for (const lock of confirming) expect(await lock.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
     expect(await wire().direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/); // collapsed
-    expect(notRun(since)).toBe(1); // the late copy, still to land: it lands on the collapsed list
+    expect(notRun(since)).toBe(1); // the late copy, still held: it lands on the collapsed list
+    land();
     await allRan(since, "the stale lease's late try");
     expect(await stale.extend(1_000)).toBe(false);
     expect(await newer.release()).toBe(true);

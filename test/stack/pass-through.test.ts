@@ -134,11 +134,34 @@ describe("startPassThrough", () => {
     const key = keyPrefix("ghost");
     const { url, token } = viaPassThrough();
     const redis = new Redis({ url, token, enableTelemetry: false, retry: { retries: 1, backoff: () => 10 } });
-    passThrough.faults.ghostNext(1, 300);
+    const [started, ran] = [performance.now(), passThrough.ran()];
+    passThrough.faults.ghostNext(1, 1_000);
     expect(await redis.incr(key)).toBe(1); // the re-sent copy
     expect(await counter(key)).toEqual({ result: "1" });
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(await counter(key)).toEqual({ result: "2" }); // the first copy arrived after all
+    await waitFor(() => passThrough.ran() - ran === 2); // the first copy arrived after all (not a fixed pause)
+    expect(await counter(key)).toEqual({ result: "2" });
+    // A lower bound only: a busy machine can forward it later, never sooner.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it("ghostHeld: the first copy runs only once the test lets it go, however long that takes", async () => {
+    const key = keyPrefix("ghost-held");
+    const { url, token } = viaPassThrough();
+    const redis = new Redis({ url, token, enableTelemetry: false, retry: { retries: 1, backoff: () => 10 } });
+    const ran = passThrough.ran();
+    const land = passThrough.faults.ghostHeld(1);
+    expect(await redis.incr(key)).toBe(1); // the re-sent copy
+    // Later calls pass, the first copy still held: no timed delay for them to outrun.
+    for (let call = 2; call <= 4; call++) expect(await redis.incr(key)).toBe(call);
+    expect(passThrough.ran() - ran).toBe(4);
+    land();
+    await waitFor(() => passThrough.ran() - ran === 5);
+    expect(await counter(key)).toEqual({ result: "5" });
+    // Let go before it arrives, a copy is forwarded at once (after its connection was cut all the same).
+    passThrough.faults.ghostHeld(1)();
+    expect(await redis.incr(key)).toBeGreaterThanOrEqual(6);
+    await waitFor(() => passThrough.ran() - ran === 7);
+    expect(await counter(key)).toEqual({ result: "7" });
   });
 
   it("refuse: sockets are destroyed before anything is forwarded", async () => {

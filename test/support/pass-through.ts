@@ -53,6 +53,12 @@ export interface PassThroughFaults {
    * yet forward it `ms` later, its answer going nowhere: a copy the client gave up on that still arrives.
    */
   ghostNext(count: number, ms: number): void;
+  /**
+   * As {@link ghostNext}, but hold each first copy until the returned function is called, not for a time:
+   * the test decides when the copy lands (after its other calls, however slow the machine), so the order is
+   * by construction. A copy that arrives once released is forwarded at once; one never released never runs.
+   */
+  ghostHeld(count: number): () => void;
   /** Destroy the sockets of the next `count` requests without forwarding them (default: every request). */
   refuse(count?: number): void;
   /** Answer the next `count` requests with 503 and a JSON error body, without forwarding them. */
@@ -106,7 +112,8 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
   const delays: number[] = [];
   const replyDelays: number[] = [];
-  const ghosts: number[] = [];
+  /** How long each ghost waits before it is forwarded: a time, or until the test lets it go. */
+  const ghosts: (number | Promise<void>)[] = [];
   let ran = 0;
 
   const takeFault = (): Fault => {
@@ -141,7 +148,7 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
     if (ghost !== undefined) {
       counter.answered(path, false);
       req.socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, ghost));
+      await (typeof ghost === "number" ? new Promise((resolve) => setTimeout(resolve, ghost)) : ghost);
       await forward(req, body, target, agent).then(
         () => {
           ran += 1; // the copy ran in Redis, its answer going nowhere
@@ -213,6 +220,14 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       },
       ghostNext: (count, ms) => {
         for (let index = 0; index < count; index++) ghosts.push(ms);
+      },
+      ghostHeld: (count) => {
+        let release = (): void => undefined;
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        for (let index = 0; index < count; index++) ghosts.push(released);
+        return release;
       },
       refuse: (count = Number.POSITIVE_INFINITY) => {
         pending.refuse += count;
