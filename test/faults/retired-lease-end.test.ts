@@ -12,9 +12,11 @@ import {
   type LockKind,
   lockKinds,
   plainAcquireInScope,
+  type Scope,
+  scopeKinds,
   sharedUuidCase,
 } from "./support/shared-uuid";
-import { pause } from "./support/time";
+import { pause, within } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
 type Kind = LockKind;
@@ -314,29 +316,146 @@ describe.each(clientNames)("%s", (name) => {
 // which the work's end releases, silently. But once a later acquisition of the uuid had taken the hold over,
 // that end told the plain one's `onLost` and signal "taken": its hold was released by the scope it was made
 // in, which is no loss (the same end, with no later acquisition, tells it nothing).
+// Review helper-195 (2026-12-07): the same with the scope an `await using` block on what `acquireOrThrow()`
+// resolved with, and with such a block as the later acquisition: its disposal ends the caller's acquisition
+// as runExclusive's end does (api.md, "One uuid, one hold"), so the plain acquire made in it is told nothing.
 describe.each(clientNames)("%s: a plain acquire in a scope", (name) => {
   const laterAcquisitions: [string, (lock: Lock, uuid: string) => Promise<unknown>][] = [
     ["none", async () => {}],
     ["a plain one", (lock, uuid) => lock.acquire({ uuid })],
     ["a runExclusive", (lock, uuid) => lock.runExclusive(() => pause(10), { uuid })],
+    [
+      "an `await using` block",
+      async (lock, uuid) => {
+        await using _held = await lock.acquireOrThrow({ uuid });
+        await pause(10);
+      },
+    ],
   ];
   describe.each(lockKinds)("%s", (_kind, Kind) => {
-    it.each(laterAcquisitions)(
-      "later acquisitions of the uuid: %s; the scope's end releases and tells no one a loss",
-      async (_later, later) => {
-        const shared = sharedUuidCase("retired-lease-end");
-        const { id, uuid, lost } = shared;
-        const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
-        const { plain } = await plainAcquireInScope(lock, shared, () => later(lock, uuid));
-        await pause(50);
-        expect({ lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
-          lost: [],
-          aborted: false,
-          key: null,
-        });
+    describe.each(scopeKinds)("the scope: %s", (_scope, scope) => {
+      it.each(laterAcquisitions)(
+        "later acquisitions of the uuid: %s; the scope's end releases and tells no one a loss",
+        async (_later, later) => {
+          const shared = sharedUuidCase("retired-lease-end");
+          const { id, uuid, lost } = shared;
+          const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+          const { plain, afterScope } = await plainAcquireInScope(
+            lock,
+            shared,
+            () => later(lock, uuid),
+            scope,
+          );
+          await pause(50);
+          expect({ afterScope, lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
+            afterScope: { lost: [], aborted: false },
+            lost: [],
+            aborted: false,
+            key: null,
+          });
+        },
+        20_000,
+      );
+    });
+  });
+});
+
+// Review helper-195 (2026-12-07): two scopes of one uuid that overlap, the second outliving the first, with
+// a plain acquire made in the first (before the second began, or after). api.md: the last of the scopes
+// sharing the hold to end releases it, an earlier one's work never losing it to a later one's end, and the
+// plain acquire made in a scope ends with the last of them, told no loss. So the hold, auto-extended by the
+// second scope only, lives on past the first one's end, and the second one's end releases it, telling no one.
+describe.each(clientNames)("%s: overlapping scopes of one uuid, the second outliving the first", (name) => {
+  /** Starts the second scope (it makes a plain acquire of its own first, with `reacquire`): it has entered. */
+  type StartSecond = (reacquire?: boolean) => Promise<void>;
+  /** What the first scope's work does: the plain acquire in it, and the second scope's start. */
+  const orders: [
+    string,
+    (plainAcquire: () => Promise<void>, startSecond: StartSecond) => Promise<unknown>,
+  ][] = [
+    ["the plain acquire, then the second scope", async (plain, second) => [await plain(), await second()]],
+    ["the second scope, then the plain acquire", async (plain, second) => [await second(), await plain()]],
+    ["the plain acquire and the second scope at once", (plain, second) => Promise.all([plain(), second()])],
+    [
+      "the plain acquire, then the second scope, which makes a plain acquire too",
+      async (plain, second) => [await plain(), await second(true)],
+    ],
+    [
+      "the plain acquire, then the second scope, its acquisition in flight as the first ends",
+      async (plain, second) => {
+        await plain();
+        void second();
       },
-      20_000,
-    );
+    ],
+  ];
+  // The two mixed pairs put each kind of scope first and second; the same-kind pairs add no path (each scope
+  // ends through the same claim either way) and 40 s to the suite.
+  const pairs: [string, Scope, Scope][] = scopeKinds.flatMap(([firstName, first]) =>
+    scopeKinds
+      .filter(([, second]) => second !== first)
+      .map(([secondName, second]): [string, Scope, Scope] => [
+        `${firstName}, then ${secondName}`,
+        first,
+        second,
+      ]),
+  );
+  describe.each(lockKinds)("%s", (_kind, Kind) => {
+    describe.each(orders)("in the first: %s", (_order, firstWork) => {
+      it.each(pairs)(
+        "%s: the hold lives until the second ends, which releases it, telling no one a loss",
+        async (_pair, first, second) => {
+          const { id, uuid, lost, told } = sharedUuidCase("retired-lease-end");
+          const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
+          const signals: Record<string, AbortSignal> = {};
+          let endSecond: () => void = () => {};
+          const secondMayEnd = new Promise<void>((resolve) => {
+            endSecond = resolve;
+          });
+          let secondEnded: Promise<void> = Promise.resolve();
+          let secondEntered: Promise<void> = Promise.resolve();
+          const plainAcquire = async (label = "plain") => {
+            expect(await lock.acquire({ uuid, onLost: told(label) })).toBe(true);
+            signals[label] = lock.signal;
+          };
+          const startSecond: StartSecond = (reacquire = false) => {
+            secondEntered = new Promise<void>((entered) => {
+              // Another caller's scope, not awaited by the first: it outlives it.
+              secondEnded = second(
+                lock,
+                { uuid, lease: 600, autoExtend: { interval: 100 }, onLost: told("second") },
+                async (signal) => {
+                  signals.second = signal;
+                  if (reacquire) await plainAcquire("second's plain");
+                  entered();
+                  await secondMayEnd;
+                },
+              );
+            });
+            return secondEntered;
+          };
+          await first(lock, { uuid, onLost: told("first") }, async (signal) => {
+            signals.first = signal;
+            await firstWork(plainAcquire, startSecond);
+          });
+          await within(secondEntered, 5_000, "the second scope's start");
+          // Past the second scope's 600 ms lease: its auto-extend keeps the hold it shares.
+          await pause(1_000);
+          const aborted = () =>
+            Object.entries(signals).flatMap(([who, signal]) => (signal.aborted ? [who] : []));
+          const whileSecondRuns = { lost: [...lost], aborted: aborted(), key: await ioredis().get(id) };
+          endSecond();
+          await within(secondEnded, 5_000, "the second scope");
+          await pause(50);
+          expect({ whileSecondRuns, lost, aborted: aborted(), key: await ioredis().get(id) }).toEqual({
+            whileSecondRuns: { lost: [], aborted: [], key: uuid },
+            lost: [],
+            aborted: [],
+            key: null,
+          });
+        },
+        20_000,
+      );
+    });
   });
 });
 

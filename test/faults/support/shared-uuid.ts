@@ -1,6 +1,6 @@
 import { Redis as IoRedis } from "ioredis";
 import { afterAll, expect } from "vitest";
-import { FairLock, Lock, type RedisClient } from "../../../src/index";
+import { FairLock, Lock, type LockAcquireConfig, type RedisClient } from "../../../src/index";
 import { uniqueId } from "../../support/redis";
 import type { ClientName, useBothClients } from "./both-clients";
 import { useWire } from "./endpoints";
@@ -72,25 +72,47 @@ export function useFailingClients(
   };
 }
 
+/** A scope: `work` runs under an acquisition that its end ends, and is given the lease's signal. */
+export type Scope = (
+  lock: Lock,
+  config: LockAcquireConfig,
+  work: (signal: AbortSignal) => unknown,
+) => Promise<void>;
+
+/** A `runExclusive` scope. */
+const inRunExclusive: Scope = async (lock, config, work) => {
+  await lock.runExclusive((signal) => work(signal), config);
+};
+
+/** An `await using` block on what `acquireOrThrow()` resolved with. */
+const inAwaitUsing: Scope = async (lock, config, work) => {
+  await using held = await lock.acquireOrThrow(config);
+  await work(held.signal); // the lease just acquired: the instance's current one
+};
+
+/** The two ways a caller ends its own acquisition: scope cases run over both. */
+export const scopeKinds = [
+  ["runExclusive", inRunExclusive],
+  ["await using", inAwaitUsing],
+] as const;
+
 /**
- * Runs a scope (`runExclusive`) of the case's uuid on `lock` (its losses told as "scope") whose work makes a
- * plain acquire of the uuid (told as "plain"), then `thenInScope`. Returns the plain lease's signal, and the
- * losses told by the time the scope ended.
+ * Runs a scope (`runExclusive` unless `scope` says otherwise) of the case's uuid on `lock` (its losses told
+ * as "scope") whose work makes a plain acquire of the uuid (told as "plain"), then `thenInScope`. Returns
+ * the plain lease's signal, and the losses told by the time the scope ended.
  */
 export async function plainAcquireInScope(
   lock: Lock,
   { uuid, lost, told }: SharedUuidCase,
   thenInScope: () => unknown,
+  scope: Scope = inRunExclusive,
 ): Promise<{ plain: AbortSignal; afterScope: { lost: string[]; aborted: boolean } }> {
   let plain: AbortSignal | undefined;
-  await lock.runExclusive(
-    async () => {
-      expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
-      plain = lock.signal;
-      await thenInScope();
-    },
-    { uuid, onLost: told("scope") },
-  );
+  await scope(lock, { uuid, onLost: told("scope") }, async () => {
+    expect(await lock.acquire({ uuid, onLost: told("plain") })).toBe(true);
+    plain = lock.signal;
+    await thenInScope();
+  });
   if (plain === undefined) throw new Error("the scope's work did not run");
   return { plain, afterScope: { lost: [...lost], aborted: plain.aborted } };
 }
