@@ -4,7 +4,13 @@
 // told no loss). The scope's end tells its followers as it begins, so that try's lease carries none.
 import { describe, expect, it } from "vitest";
 import { useBothClients } from "./support/both-clients";
-import { clientNames, lockKinds, plainAcquireInScope, sharedUuidCase } from "./support/shared-uuid";
+import {
+  clientNames,
+  expectQuietEnd,
+  lockKinds,
+  plainAcquireInScope,
+  sharedUuidCase,
+} from "./support/shared-uuid";
 import { pause, within } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
@@ -15,7 +21,7 @@ describe.each(clientNames)("%s", (name) => {
       "G (try in flight at the scope's end: %s): the plain lease is told nothing",
       async (inFlight) => {
         const shared = sharedUuidCase("scope-end-try-in-flight");
-        const { id, uuid, lost, told } = shared;
+        const { id, uuid, told } = shared;
         const lock = new Kind({ id, redis: clients[name](), lease: 5_000 });
         let later: Promise<boolean> = Promise.resolve(true);
         const { plain, afterScope } = await plainAcquireInScope(lock, shared, async () => {
@@ -24,13 +30,7 @@ describe.each(clientNames)("%s", (name) => {
         });
         expect(await within(later, 5_000, "later")).toBe(true);
         if (inFlight) expect(await lock.release()).toBe(true); // the later caller releases its own
-        await pause(50);
-        expect({ afterScope, lost, aborted: plain.aborted, key: await ioredis().get(id) }).toEqual({
-          afterScope: { lost: [], aborted: false },
-          lost: [],
-          aborted: false,
-          key: null,
-        });
+        await expectQuietEnd(shared, { plain, afterScope }, () => ioredis().get(id));
       },
       20_000,
     );

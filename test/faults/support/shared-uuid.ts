@@ -4,6 +4,7 @@ import { FairLock, Lock, type LockAcquireConfig, type RedisClient } from "../../
 import { uniqueId } from "../../support/redis";
 import type { ClientName, useBothClients } from "./both-clients";
 import { useWire } from "./endpoints";
+import { pause } from "./time";
 
 /** The kinds whose acquisitions of one uuid share its hold the same way: each case runs over both. */
 export const lockKinds = [
@@ -115,4 +116,22 @@ export async function plainAcquireInScope(
   });
   if (plain === undefined) throw new Error("the scope's work did not run");
   return { plain, afterScope: { lost: [...lost], aborted: plain.aborted } };
+}
+
+/**
+ * Asserts that a scope's end released the hold quietly: nobody was told a loss by then or in the 50 ms after,
+ * the plain lease's signal is untouched, and the key (read by `key`, the test's own connection) is gone.
+ */
+export async function expectQuietEnd(
+  { lost }: SharedUuidCase,
+  { plain, afterScope }: Awaited<ReturnType<typeof plainAcquireInScope>>,
+  key: () => Promise<string | null>,
+): Promise<void> {
+  await pause(50);
+  expect({ afterScope, lost, aborted: plain.aborted, key: await key() }).toEqual({
+    afterScope: { lost: [], aborted: false },
+    lost: [],
+    aborted: false,
+    key: null,
+  });
 }
