@@ -141,6 +141,37 @@ describe("a fair lock", () => {
     await next.release();
   });
 
+  // Review helper-197 (2026-12-07): sending the lease instead of the entry's stay left every test passing,
+  // the window above included (the release's grant hides it). The entry's deadline in Redis is the try's
+  // clock plus its longest wait between tries (500 ms) plus 2 s, whatever the lease: read, not timed.
+  it("a waiter's place lasts its longest wait between tries plus 2 s, not its lease", async () => {
+    const id = uniqueId("fair-entry-stay");
+    const holder = new FairLock({ id, redis: client(), ...FAIR });
+    await holder.acquireOrThrow();
+    const before = Date.now();
+    const waiter = new FairLock({ id, redis: client(), lease: 30_000, ...FAIR });
+    const stop = new AbortController();
+    const waiting = waiter.acquire({ signal: stop.signal, timeout: 20_000 }).catch(() => false);
+    try {
+      const deadlines = companionKey(id, ":queue-deadlines");
+      await waitUntil(async () => (await client().zcard(deadlines)) === 1, "the waiter in line");
+      const [member, deadline] = (await client().zrange(deadlines, 0, -1, { withScores: true })) as [
+        string,
+        number,
+      ];
+      const after = Date.now();
+      const stay = 500 + 2_000;
+      expect(member.split(":")[1]).toBe(`${stay}`); // what a release grants it
+      // Each try's clock lies between the two readings (a later try only moves the deadline later).
+      expect(Number(deadline)).toBeGreaterThanOrEqual(before + stay);
+      expect(Number(deadline)).toBeLessThanOrEqual(after + stay);
+    } finally {
+      stop.abort();
+      await waiting;
+      await holder.release();
+    }
+  });
+
   it("a holder killed mid-hold: the first in line gets the lock when the lease runs out", async () => {
     const id = uniqueId("fair-dead-holder");
     const holderProcess = watchTypeScript(new URL("./fixtures/fair-child.ts", import.meta.url), {
