@@ -7,8 +7,9 @@ import { eventChannel } from "../../src/keys";
 import { feedFor } from "../../src/wake/feeds";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { waitUntil, within } from "../faults/support/time";
+import { waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
+import { firstAfterRelease, watchTries } from "./support/covered";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as const;
@@ -16,18 +17,6 @@ const LONG_WAIT = { retry: { attempts: 200, delay: 100, maxDelay: 4_000 } } as c
 async function subscribers(admin: IoRedis, channel: string): Promise<number> {
   const reply = (await admin.pubsub("NUMSUB", channel)) as [string, number];
   return Number(reply[1]);
-}
-
-/**
- * Scripts Redis has run so far (EVAL and EVALSHA: one per try), read on `client`'s own connection, so that
- * every command it sent before the read is counted.
- */
-async function scriptCalls(client: IoRedis): Promise<number> {
-  const stats = await client.info("commandstats");
-  return [...stats.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce(
-    (total, [, calls]) => total + Number(calls),
-    0,
-  );
 }
 
 /** A server of the describe block's own, an admin client, and a client with wake-ups and `options`. */
@@ -55,40 +44,49 @@ describe("ioredis: a subscription after the client reconnected by itself", () =>
     const { admin, redis } = clients;
     const id = uniqueId("reconnect");
     const channel = (await eventChannel(id)) as string;
-    const holder = new Lock({ id, redis, lease: 20_000 });
+    const holder = new Lock({ id, redis, lease: 60_000 });
     expect(await holder.acquire()).toBe(true);
+    const tries = watchTries(redis, channel);
     const first = new AbortController();
+    const second = new AbortController();
     const waitingA = new Lock({ id, redis, ...LONG_WAIT })
       .acquire({ signal: first.signal })
       .catch(() => false);
-    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "first waiter subscribed");
-    await admin.call("CLIENT", "KILL", "TYPE", "pubsub");
-    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "resubscribed after the kill");
-    // The first waiter covered again (waited for, not assumed after a fixed pause): the client's subscription
-    // active, then a try of its own (counted from a read on its connection); its next poll is seconds away.
-    await waitUntil(() => feedFor(redis)?.active(channel) === true, "the client's subscription active");
-    let calls = await scriptCalls(redis);
-    await waitUntil(async () => (await scriptCalls(redis)) > calls, "the first waiter's covered try");
-    calls = await scriptCalls(redis);
     // The second joins the active subscription, covered from its first try; it polls only every 20 s (the
-    // holder's lease caps it at about 18 s), so only a wake-up hands it the lock within 2 s.
-    const waitingB = new Lock({
-      id,
-      redis,
-      retry: { attempts: 10, delay: 20_000, maxDelay: 20_000 },
-    }).acquire();
-    // Its first try found the lock held (waited for, not assumed after a fixed 800 ms: a try after the
-    // release takes the free lock, woken or not).
-    await waitUntil(async () => (await scriptCalls(redis)) > calls, "the second waiter's first try");
-    first.abort();
-    await waitingA;
-    await pause(400); // a window for the first wait's end to unsubscribe the second's by mistake
-    expect(await subscribers(admin, channel)).toBeGreaterThanOrEqual(1);
-    const releasedAt = performance.now();
-    expect(await holder.release()).toBe(true);
-    expect(await within(waitingB, 8_000, "the second waiter, woken by the release")).toBe(true);
-    // Woken by the release, not by its next poll, which is about 18 s away.
-    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+    // holder's 60 s lease leaves that be), so only a wake-up hands it the lock before the timer below.
+    let waitingB: Promise<boolean> = Promise.resolve(false);
+    try {
+      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "first waiter subscribed");
+      const killedAt = tries.sent();
+      await admin.call("CLIENT", "KILL", "TYPE", "pubsub");
+      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "resubscribed after the kill");
+      // The first waiter covered again (waited for, not assumed after a fixed pause): the client's subscription
+      // active, then a try of its own sent while it was, answered; its next poll is seconds away.
+      await tries.covered("the first waiter's covering try", killedAt);
+      const secondFrom = tries.sent();
+      waitingB = new Lock({ id, redis, retry: { attempts: 10, delay: 20_000, maxDelay: 20_000 } })
+        .acquire({ signal: second.signal })
+        .catch(() => false);
+      // Its first try, sent while subscribed, found the lock held (waited for, not assumed after a fixed
+      // pause: a try after the release takes the free lock, woken or not).
+      await tries.covered("the second waiter's first try", secondFrom);
+      first.abort();
+      await waitingA;
+      await pause(400); // a window for the first wait's end to unsubscribe the second's by mistake
+      expect(await subscribers(admin, channel)).toBeGreaterThanOrEqual(1);
+      tries.stop();
+      // Woken by the release, not by its next poll, about 20 s after its first try.
+      const releasing = holder.release();
+      expect(await firstAfterRelease(waitingB)).toBe("acquired");
+      expect(await releasing).toBe(true);
+    } finally {
+      tries.stop();
+      first.abort();
+      second.abort(); // a wait not woken ends here, not at its next poll
+      await waitingA;
+      await waitingB;
+      await holder.release(); // after a failure (false when released above)
+    }
   }, 20_000);
 });
 
@@ -116,29 +114,49 @@ describe("@upstash/redis: an event stream that ends", () => {
     async (_how, endStream) => {
       const { Redis } = await import("@upstash/redis");
       const redis = new Redis({ url: stack.url, token: stack.token, retry: false, enableTelemetry: false });
-      enableWakeUps(redis);
       const id = uniqueId("stream-end");
       const channel = (await eventChannel(id)) as string;
-      const holder = new Lock({ id, redis, lease: 20_000 });
+      const tries = watchTries(redis, channel);
+      enableWakeUps(redis);
+      const holder = new Lock({ id, redis, lease: 60_000 });
       expect(await holder.acquire()).toBe(true);
-      const waiting = new Lock({ id, redis, ...LONG_WAIT }).acquire();
-      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "waiter subscribed");
-      // Redis counts the subscriber before the client reads the confirmation: a stream ended in between
-      // is a subscription that failed, which that wait does not retry (docs/api.md). Seen once in CI.
-      await waitUntil(() => feedFor(redis)?.active(channel) === true, "the client's subscription active");
-      const before = stack.proxy.stats.subscriptions;
-      await endStream();
-      // The waiter learns it at once, with no error event from the client, and subscribes again.
-      await waitUntil(
-        () => stack.proxy.stats.subscriptions > before,
-        "subscribed again after the stream ended",
-      );
-      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the new subscription is active");
-      const releasedAt = performance.now();
-      expect(await holder.release()).toBe(true);
-      expect(await waiting).toBe(true);
-      // Woken by the release, not by its next safety poll, which is 4 s away.
-      expect(performance.now() - releasedAt).toBeLessThan(2_000);
+      const stop = new AbortController();
+      // Covered, its safety polls go every maxDelay (20 s): halfway to the end of its 400 tries 100 ms apart
+      // is later, and so is the end of the holder's 60 s lease. Only a wake-up hands it the lock sooner.
+      const waiting = new Lock({ id, redis, retry: { attempts: 400, delay: 100, maxDelay: 20_000 } })
+        .acquire({ signal: stop.signal })
+        .catch(() => false);
+      try {
+        await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "waiter subscribed");
+        // Redis counts the subscriber before the client reads the confirmation: a stream ended in between
+        // is a subscription that failed, which that wait does not retry (docs/api.md). Seen once in CI.
+        await waitUntil(() => feedFor(redis)?.active(channel) === true, "the client's subscription active");
+        const before = stack.proxy.stats.subscriptions;
+        const endedAt = tries.sent();
+        await endStream();
+        // The waiter learns it at once, with no error event from the client, and subscribes again.
+        await waitUntil(
+          () => stack.proxy.stats.subscriptions > before,
+          "subscribed again after the stream ended",
+        );
+        await waitUntil(
+          async () => (await subscribers(admin, channel)) >= 1,
+          "the new subscription is active",
+        );
+        // Covered by the new subscription (its covering poll answered), not merely subscribed: a release before
+        // that poll is found by it, which proves no wake-up.
+        await tries.covered("the poll covering the new subscription", endedAt);
+        tries.stop();
+        // Woken by the release, not by its next safety poll, about 20 s away.
+        const releasing = holder.release();
+        expect(await firstAfterRelease(waiting)).toBe("acquired");
+        expect(await releasing).toBe(true);
+      } finally {
+        tries.stop();
+        stop.abort(); // a wait not woken ends here, not at its safety poll
+        await waiting;
+        await holder.release(); // after a failure (false when released above)
+      }
     },
     20_000,
   );
@@ -187,44 +205,76 @@ describe("ioredis with its keyPrefix: releases still wake waiters", () => {
   // The scripts name the channel from the key as Redis sees it (keyPrefix included); so must the subscriber.
   const clients = useIoRedis({ keyPrefix: "app:" });
 
-  // One poll every 4 s after the subscription: a release heard is a handover well before it. A holder's
-  // lease of 60 s makes subscribing clearly cheaper than polling to its end (at 20 s it is a tie).
+  // Polls every 4 s until subscribed, at its first refusal (a holder's lease of 60 s makes subscribing clearly
+  // cheaper than polling to its end; at 20 s it is a tie). Covered, its safety polls go every maxDelay (40 s,
+  // 10 delays), capped at the holder's lease end: a release heard is a handover well before either.
   const SPARSE = { retry: { attempts: 50, delay: 4_000 } } as const;
+  /** A release, or nothing when there is nothing to release. */
+  type Release = (() => Promise<boolean>) | undefined;
+  /** Takes the lock `id` at once and gives its release; or waits for it (until `signal`) and gives that. */
+  type Kind = (id: string) => { hold(): Promise<Release>; wait(signal: AbortSignal): Promise<Release> };
+  const lockKind =
+    (Make: typeof Lock | typeof FairLock): Kind =>
+    (id) => {
+      const make = () => new Make({ id, redis: clients.redis, lease: 60_000, ...SPARSE });
+      const acquired = (lock: Lock) => async (taken: Promise<boolean>) =>
+        (await taken.catch(() => false)) ? () => lock.release() : undefined;
+      return {
+        hold: async () => {
+          const lock = make();
+          const release = await acquired(lock)(lock.acquire());
+          expect(await clients.admin.exists(`app:${id}`)).toBe(1); // under the prefix, as Redis sees it
+          return release;
+        },
+        wait: (signal) => {
+          const lock = make();
+          return acquired(lock)(lock.acquire({ signal }));
+        },
+      };
+    };
+  const semaphoreKind: Kind = (id) => {
+    const semaphore = new Semaphore({ id, redis: clients.redis, limit: 1, lease: 60_000 });
+    const leased = async (taken: Promise<{ release(): Promise<boolean> } | undefined>): Promise<Release> => {
+      const lease = await taken.catch(() => undefined);
+      return lease && (() => lease.release());
+    };
+    return {
+      hold: () => leased(semaphore.acquire()),
+      wait: (signal) => leased(semaphore.acquire({ ...SPARSE, signal })),
+    };
+  };
   it.each([
-    ["Lock", (id: string) => new Lock({ id, redis: clients.redis, lease: 60_000, ...SPARSE })],
-    ["FairLock", (id: string) => new FairLock({ id, redis: clients.redis, lease: 60_000, ...SPARSE })],
-  ])(
+    ["Lock", lockKind(Lock)],
+    ["FairLock", lockKind(FairLock)],
+    ["Semaphore", semaphoreKind],
+  ] as const)(
     "%s",
-    async (_name, make) => {
-      const { admin } = clients;
+    async (_name, kind) => {
+      const { admin, redis } = clients;
       const id = uniqueId("key-prefix");
-      const holder = make(id);
-      expect(await holder.acquire()).toBe(true);
-      expect(await admin.exists(`app:${id}`)).toBe(1);
-      const waiting = make(id).acquire();
       const channel = (await eventChannel(`app:${id}`)) as string;
-      await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the waiter subscribed");
-      const releasedAt = performance.now();
-      expect(await holder.release()).toBe(true);
-      expect(await waiting).toBe(true);
-      expect(performance.now() - releasedAt).toBeLessThan(3_000);
+      const subject = kind(id);
+      const release = await subject.hold();
+      if (!release) throw new Error("the holder did not acquire");
+      const tries = watchTries(redis, channel);
+      const stop = new AbortController();
+      const waiting = subject.wait(stop.signal);
+      try {
+        await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the waiter subscribed");
+        // Covered (its covering poll answered), not merely subscribed: a release before that poll is found
+        // by it, with or without a channel named right.
+        await tries.covered("the poll covering the subscription");
+        tries.stop();
+        const releasing = release();
+        expect(await firstAfterRelease(waiting)).toBe("acquired");
+        expect(await releasing).toBe(true);
+      } finally {
+        tries.stop();
+        stop.abort(); // a wait not woken ends here, not at its safety poll
+        await (await waiting)?.();
+        await release(); // after a failure (false when released above)
+      }
     },
     20_000,
   );
-
-  it("Semaphore", async () => {
-    const { admin, redis } = clients;
-    const id = uniqueId("key-prefix-semaphore");
-    const semaphore = new Semaphore({ id, redis, limit: 1, lease: 60_000 });
-    const held = await semaphore.acquireOrThrow();
-    const waiting = semaphore.acquire(SPARSE);
-    const channel = (await eventChannel(`app:${id}`)) as string;
-    await waitUntil(async () => (await subscribers(admin, channel)) >= 1, "the waiter subscribed");
-    const releasedAt = performance.now();
-    expect(await held.release()).toBe(true);
-    const next = await waiting;
-    expect(next).toBeDefined();
-    expect(performance.now() - releasedAt).toBeLessThan(3_000);
-    await next?.release();
-  }, 20_000);
 });
