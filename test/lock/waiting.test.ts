@@ -5,6 +5,26 @@ import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
 
+/** A client passing every script on to `redis`, counting those sent and those answered (its tries). */
+function countingClient(): { client: EvalClient; sent(): number; answered(): number } {
+  let sent = 0;
+  let answered = 0;
+  const counted = <T>(reply: () => Promise<T>) => {
+    sent += 1;
+    return reply().finally(() => {
+      answered += 1;
+    });
+  };
+  return {
+    client: {
+      eval: (script, keys, args) => counted(() => redis.eval(script, keys, args)),
+      evalsha: (sha1, keys, args) => counted(() => redis.evalsha(sha1, keys, args)),
+    },
+    sent: () => sent,
+    answered: () => answered,
+  };
+}
+
 describe("waiting for a held lock", () => {
   it("never sleeps past the holder's remaining lease, learnt from the failed attempt", async () => {
     const id = uniqueId("lease-cap");
@@ -37,21 +57,13 @@ describe("waiting for a held lock", () => {
     // More than the default 3 tries: without an explicit count, a timeout means "until it runs out". Counted
     // by the client within a timeout no machine uses up, not within 400 ms: beside 4 busy loops, 3 round
     // trips took that long (3 of 6 runs failed).
-    let answered = 0;
+    const { client, answered } = countingClient();
     let settled = false;
-    const counted = <T>(reply: Promise<T>) =>
-      reply.finally(() => {
-        answered += 1;
-      });
-    const client: EvalClient = {
-      eval: (script, keys, args) => counted(redis.eval(script, keys, args)),
-      evalsha: (sha1, keys, args) => counted(redis.evalsha(sha1, keys, args)),
-    };
     const untilReleased = new Lock({ id, redis: client, retry: { delay: 20 }, wakeOnRelease: false });
     const waiting = untilReleased.acquire({ timeout: 20_000 }).finally(() => {
       settled = true;
     });
-    await waitUntil(() => answered > 3 || settled, "a fourth try, or the end of the wait", {
+    await waitUntil(() => answered() > 3 || settled, "a fourth try, or the end of the wait", {
       timeoutMs: 15_000,
     });
     expect(settled, "the wait ended before a fourth try").toBe(false);
@@ -66,21 +78,13 @@ describe("waiting for a held lock", () => {
     expect(await holder.acquire()).toBe(true);
     // The waiter's client counts its tries' answers, so that the release comes once it was waiting (waited
     // for, not assumed after a fixed 100 ms: a first try after the release takes the free lock, no wait).
-    let answered = 0;
-    const counted = <T>(reply: Promise<T>) =>
-      reply.finally(() => {
-        answered += 1;
-      });
-    const client: EvalClient = {
-      eval: (script, keys, args) => counted(redis.eval(script, keys, args)),
-      evalsha: (sha1, keys, args) => counted(redis.evalsha(sha1, keys, args)),
-    };
+    const { client, answered } = countingClient();
     const waiting = new Lock({ id, redis: client, retry: { delay: 20 } }).acquire({ timeout: 10_000 });
-    await waitUntil(() => answered >= 1, "the waiter's first try, which finds the lock held");
-    const triesBefore = answered;
+    await waitUntil(() => answered() >= 1, "the waiter's first try, which finds the lock held");
+    const triesBefore = answered();
     expect(await holder.release()).toBe(true);
     expect(await waiting).toBe(true);
-    expect(answered).toBeGreaterThan(triesBefore); // a try after the release took it
+    expect(answered()).toBeGreaterThan(triesBefore); // a try after the release took it
     // No clock reading: the 10 s timeout bounds the wait (false past it), and that a timeout polls at the
     // retry delay, not once at its end, is "timeout bounds the wait and tries until it runs out"'s count.
   });
@@ -131,18 +135,7 @@ describe("cancelling a wait", () => {
     await holder.acquire();
     // The waiter's client counts the tries sent and answered: the abort comes once the first try found the
     // lock held and the 5 s wait began (waited for, not assumed after a fixed 100 ms).
-    let sent = 0;
-    let answered = 0;
-    const counted = <T>(reply: () => Promise<T>) => {
-      sent += 1;
-      return reply().finally(() => {
-        answered += 1;
-      });
-    };
-    const client: EvalClient = {
-      eval: (script, keys, args) => counted(() => redis.eval(script, keys, args)),
-      evalsha: (sha1, keys, args) => counted(() => redis.evalsha(sha1, keys, args)),
-    };
+    const { client, sent, answered } = countingClient();
     const controller = new AbortController();
     const waiter = new Lock({
       id,
@@ -150,15 +143,15 @@ describe("cancelling a wait", () => {
       retry: { attempts: Number.POSITIVE_INFINITY, delay: 5_000 },
     });
     const waiting = waiter.acquireOrThrow({ signal: controller.signal });
-    await waitUntil(() => answered >= 1, "the waiter's first try, which finds the lock held");
-    const sentBefore = sent;
+    await waitUntil(() => answered() >= 1, "the waiter's first try, which finds the lock held");
+    const sentBefore = sent();
     const reason = new Error("user went away");
     controller.abort(reason);
     // Bounded, as a wait deaf to the abort would go on trying forever.
     await expect(within(waiting, 20_000, "the aborted wait")).rejects.toBe(reason);
     // At once: no try after the abort. A wait that slept through it sent one after its 5 s delay, which the
     // abort then ended.
-    expect(sent).toBe(sentBefore);
+    expect(sent()).toBe(sentBefore);
     expect(await holder.getStatus()).toBe("ACQUIRED");
     await holder.release();
   });
