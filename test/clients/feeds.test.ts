@@ -6,10 +6,12 @@ import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
+import { eventChannel } from "../../src/keys";
 import { findFreePort } from "../../stack/free-port";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
-import { pause, waitUntil, within } from "../faults/support/time";
+import { waitUntil, within } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
+import { firstAfterRelease, watchTries } from "../wake/support/covered";
 
 let server: RedisServerHandle;
 /** Accepts connections and never answers: a connect that hangs after the TCP handshake. */
@@ -175,48 +177,24 @@ describe("ioredis set up for fast failure (`enableOfflineQueue: false`, `lazyCon
     const id = uniqueId("fast-failure-feed");
     const holder = new Lock({ id, redis, lease: 60_000 });
     await holder.acquireOrThrow();
-    // The wait's tries, until the release (the holder sends nothing meanwhile), and the moment Redis confirmed
-    // its SUBSCRIBE, taken before the library hears of it.
-    const tries: { readonly sentAt: number; answered: boolean }[] = [];
-    let watching = true;
-    let confirmedAt = Number.POSITIVE_INFINITY;
-    for (const name of ["eval", "evalsha"] as const) {
-      const send = redis[name].bind(redis) as (...args: unknown[]) => Promise<unknown>;
-      (redis as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-        if (!watching) return send(...args);
-        const attempt = { sentAt: performance.now(), answered: false };
-        tries.push(attempt);
-        return send(...args).finally(() => {
-          attempt.answered = true;
-        });
-      };
-    }
-    const duplicate = redis.duplicate.bind(redis);
-    redis.duplicate = ((...args: Parameters<typeof redis.duplicate>) => {
-      const copy = duplicate(...args);
-      const subscribe = copy.subscribe.bind(copy) as (...rest: unknown[]) => Promise<unknown>;
-      copy.subscribe = ((...rest: unknown[]) =>
-        subscribe(...rest).then((count) => {
-          confirmedAt = Math.min(confirmedAt, performance.now());
-          return count;
-        })) as typeof copy.subscribe;
-      return copy;
-    }) as typeof redis.duplicate;
     enableWakeUps(redis);
+    const tries = watchTries(redis, (await eventChannel(id)) as string);
     // Polls every second until subscribed; once subscribed, it sends the poll covering the moments before at
     // once, then polls only every 20 s (`maxDelay`; a 60 s timeout leaves it whole): only the announcement can
-    // hand it the lock released in between.
+    // hand it the lock released in between. A SUBSCRIBE refused before the connection is up never covers it.
     const waiter = new Lock({ id, redis, retry: { delay: 1_000, maxDelay: 20_000 } });
-    const waiting = waiter.acquire({ timeout: 60_000 });
-    await waitUntil(
-      () => tries.some((attempt) => attempt.sentAt > confirmedAt && attempt.answered),
-      "the poll covering the subscription",
-    );
-    watching = false;
-    // A plain timer due halfway to that next poll (both later on a loaded machine, alike).
-    const beforePoll = pause(10_000).then(() => "the next poll came first");
-    expect(await holder.release()).toBe(true);
-    expect(await Promise.race([waiting, beforePoll])).toBe(true);
+    const stop = new AbortController();
+    const waiting = waiter.acquire({ timeout: 60_000, signal: stop.signal }).catch(() => false);
+    try {
+      await tries.covered("the poll covering the subscription");
+      tries.stop();
+      expect(await holder.release()).toBe(true);
+      expect(await firstAfterRelease(waiting)).toBe("acquired");
+    } finally {
+      tries.stop();
+      stop.abort(); // a wait not woken ends here, not at its next poll
+      await waiting;
+    }
     expect(await waiter.release()).toBe(true);
   });
 });

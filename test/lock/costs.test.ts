@@ -7,10 +7,10 @@ import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
 import { eventChannel } from "../../src/keys";
-import { feedFor } from "../../src/wake/feeds";
-import { now, pause, waitUntil } from "../faults/support/time";
+import { now, waitUntil } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
 import { uniqueId } from "../support/redis";
+import { firstAfterRelease, watchTries } from "../wake/support/covered";
 
 // A stack of its own: the counts must not include other test files' traffic.
 const stack = usePrivateStack();
@@ -117,11 +117,6 @@ describe("retry.attempts bounds the commands of a wait, a subscription included"
   );
 });
 
-/** How long a covered waiter's tries must stand still to show it covered: 5 of its 100 ms polls. */
-const QUIET_MS = 500;
-/** Far above a wake-up on a loaded machine; far below a covered waiter's next safety poll (20 s). */
-const WOKEN_BEFORE_MS = 5_000;
-
 describe("a long wait subscribes, and costs less than polling", () => {
   it("20 attempts 100 ms apart, released after 1 s: a handful of commands against 0.2.1's 11", async () => {
     const ours = uniqueId("cost-long");
@@ -160,6 +155,7 @@ describe("a long wait subscribes, and costs less than polling", () => {
     const holder = new Lock({ id, redis: client(), lease: 60_000 });
     await holder.acquireOrThrow();
     const redis = wakingClient();
+    const tries = watchTries(redis, channel);
     const stop = new AbortController();
     // Covered, its next poll is a safety poll about maxDelay (20 s) after the covering one: halfway to the
     // end of its 400 tries 100 ms apart (about 40 s), and the 60 s lease ends later still. Only the
@@ -167,40 +163,19 @@ describe("a long wait subscribes, and costs less than polling", () => {
     const waiter = new Lock({ id, redis, retry: { attempts: 400, delay: 100, maxDelay: 20_000 } });
     const acquiring = waiter.acquire({ signal: stop.signal }).catch(() => false);
     try {
-      await waitUntil(() => feedFor(redis)?.active(channel) === true, "the waiter's subscription active", {
-        timeoutMs: 10_000,
-      });
-      // Covered (waited for, not assumed after a fixed pause): uncovered, it polls every 100 ms; once a try
-      // of its own follows the activation, the proxy sees none for 20 s. A poll a loaded machine holds up
-      // past QUIET_MS makes this pass for an uncovered waiter, whose next poll takes the lock: the test then
-      // proves less, never fails.
-      const stats = stack().proxy.stats;
-      let commands = stats.commands;
-      let changedAt = now();
-      await waitUntil(
-        () => {
-          if (stats.commands !== commands) [commands, changedAt] = [stats.commands, now()];
-          return now() - changedAt >= QUIET_MS;
-        },
-        "the waiter's tries to stop, covered",
-        { timeoutMs: 10_000 },
-      );
-      // Raced with a plain timer started with the release: woken, it wins within a few round trips; not
-      // woken, only the safety poll, some 19 s after the release, would win. Not a bound on speed: the timer
-      // is many times a wake-up on a loaded machine, and only there to tell the two apart.
-      const timer = new AbortController();
+      // Covered, waited for (not assumed after a fixed pause): a release before its covering poll is found
+      // by that poll, with no announcement heard.
+      await tries.covered("the poll covering the subscription");
+      tries.stop();
       const releasing = holder.release();
-      const first = await Promise.race([
-        acquiring.then((acquired) => (acquired ? "acquired" : "failed")),
-        pause(WOKEN_BEFORE_MS, "timer", { signal: timer.signal }),
-      ]);
-      timer.abort();
+      expect(await firstAfterRelease(acquiring)).toBe("acquired");
       expect(await releasing).toBe(true);
-      expect(first).toBe("acquired");
       expect(await waiter.release()).toBe(true);
     } finally {
+      tries.stop();
       stop.abort(); // a wait not woken ends here, not at its safety poll
       await acquiring;
+      await holder.release(); // after a failure (false when released above)
     }
   });
 
