@@ -417,7 +417,7 @@ describe.each(clientNames)("%s: overlapping scopes of one uuid, the second outli
               // Another caller's scope, not awaited by the first: it outlives it.
               secondEnded = second(
                 lock,
-                { uuid, lease: 600, autoExtend: { interval: 100 }, onLost: told("second") },
+                { uuid, lease: 1_500, autoExtend: { interval: 100 }, onLost: told("second") },
                 async (signal) => {
                   signals.second = signal;
                   if (reacquire) await plainAcquire("second's plain");
@@ -433,8 +433,9 @@ describe.each(clientNames)("%s: overlapping scopes of one uuid, the second outli
             await firstWork(plainAcquire, startSecond);
           });
           await within(secondEntered, 5_000, "the second scope's start");
-          // Past the second scope's 600 ms lease: its auto-extend keeps the hold it shares.
-          await pause(1_000);
+          // Past the second scope's 1.5 s lease: its auto-extend keeps the hold it shares. Not 600 ms: one stall of
+          // half a second beside busy loops would let it run out (review helper-198).
+          await pause(1_700);
           const aborted = () =>
             Object.entries(signals).flatMap(([who, signal]) => (signal.aborted ? [who] : []));
           const whileSecondRuns = { lost: [...lost], aborted: aborted(), key: await ioredis().get(id) };

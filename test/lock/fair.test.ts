@@ -122,6 +122,9 @@ describe("a fair lock", () => {
       LOCK_ID: id,
       ROLE: "wait",
       MAX_DELAY_MS: "500",
+      // Past the next waiter's 20 s timeout: a grant or place that lasted the lease, not its stay, fails it
+      // (review helper-198).
+      LEASE_MS: "60000",
     });
     await doomed.line(/^waiting$/);
     const next = new FairLock({ id, redis: client(), ...FAIR });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type EvalClient, FairLock, Lock, LockAcquisitionError, Semaphore } from "../../src/index";
-import { waitUntil, within } from "../faults/support/time";
+import { pause, waitUntil, within } from "../faults/support/time";
 import { newRedis, uniqueId } from "../support/redis";
 
 const redis = newRedis();
@@ -46,7 +46,7 @@ describe("waiting for a held lock", () => {
 
   it("timeout bounds the wait and tries until it runs out", async () => {
     const id = uniqueId("timeout");
-    const holder = new Lock({ id, redis });
+    const holder = new Lock({ id, redis, lease: 60_000 }); // held through the count, however slow the tries
     await holder.acquire();
     // Polling only: a subscribed wait replaces most polls (see test/lock/costs.test.ts).
     const waiter = new Lock({ id, redis, retry: { delay: 50 }, wakeOnRelease: false });
@@ -146,11 +146,16 @@ describe("cancelling a wait", () => {
     await waitUntil(() => answered() >= 1, "the waiter's first try, which finds the lock held");
     const sentBefore = sent();
     const reason = new Error("user went away");
+    // A plain timer started at the abort, due long before the 5 s step: a wait that slept through the abort
+    // ends after it, even one that then checks the signal before its next try and sends none (review helper-198).
+    const order: string[] = [];
+    void pause(1_000).then(() => order.push("the timer"));
     controller.abort(reason);
     // Bounded, as a wait deaf to the abort would go on trying forever.
     await expect(within(waiting, 20_000, "the aborted wait")).rejects.toBe(reason);
-    // At once: no try after the abort. A wait that slept through it sent one after its 5 s delay, which the
-    // abort then ended.
+    order.push("the wait");
+    expect(order).toEqual(["the wait"]);
+    // No try after the abort either.
     expect(sent()).toBe(sentBefore);
     expect(await holder.getStatus()).toBe("ACQUIRED");
     await holder.release();

@@ -287,7 +287,9 @@ describe("README and docs/ examples run", () => {
       expect(signal.aborted).toBe(false);
       tookLock = true;
     };
-    const holder = new Lock({ id: "nightly-export", redis });
+    // Held long: each held try caps the next poll at the holder's lease end (review helper-198), so a 10 s lease
+    // would bring that poll within the timer below on a slow setup.
+    const holder = new Lock({ id: "nightly-export", redis, lease: 60_000 });
     await holder.acquireOrThrow();
     // Every request naming the lock from now until the release is one of the waiter's tries. Its subscription's
     // stream is tapped for the server's confirmation, seen here before the library reads it.
