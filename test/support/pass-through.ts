@@ -44,10 +44,18 @@ export interface PassThroughFaults {
    */
   delayNext(count: number, ms: number): void;
   /**
+   * As {@link delayNext}, but hold each of the next `count` requests until the returned function is called, not
+   * for a time: the test decides when it reaches Redis (after its other calls, however slow the machine). Its
+   * caller may give up on it meanwhile; it is forwarded all the same.
+   */
+  delayHeld(count: number): () => void;
+  /**
    * Forward each of the next `count` requests at once, then hold its answer `ms`: a request that ran in Redis
    * while its caller, still waiting for the reply, gave up on it.
    */
   delayRepliesNext(count: number, ms: number): void;
+  /** As {@link delayRepliesNext}, but hold each answer until the returned function is called (the test's word). */
+  delayRepliesHeld(count: number): () => void;
   /**
    * Cut the client's connection on each of the next `count` requests at once (a retrying client re-sends it),
    * yet forward it `ms` later, its answer going nowhere: a copy the client gave up on that still arrives.
@@ -110,8 +118,8 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
   const agent = new Agent({ keepAlive: true });
   const counter = new RequestCounter();
   const pending = { refuse: 0, status5xx: 0, drop: 0, latencyMs: 0 };
-  const delays: number[] = [];
-  const replyDelays: number[] = [];
+  const delays: (number | Promise<void>)[] = [];
+  const replyDelays: (number | Promise<void>)[] = [];
   /** How long each ghost waits before it is forwarded: a time, or until the test lets it go. */
   const ghosts: (number | Promise<void>)[] = [];
   let ran = 0;
@@ -157,7 +165,8 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       );
       return;
     }
-    const wait = pending.latencyMs + delay;
+    if (typeof delay !== "number") await delay;
+    const wait = pending.latencyMs + (typeof delay === "number" ? delay : 0);
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     let upstream: UpstreamResponse;
     try {
@@ -168,7 +177,8 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       sendJson(res, 502, { error: `pass-through: upstream request failed: ${(error as Error).message}` });
       return;
     }
-    if (replyDelay > 0) await new Promise((resolve) => setTimeout(resolve, replyDelay));
+    if (typeof replyDelay !== "number") await replyDelay;
+    else if (replyDelay > 0) await new Promise((resolve) => setTimeout(resolve, replyDelay));
     counter.answered(path, fault !== "drop" && upstream.status < 400);
     if (fault === "drop") {
       upstream.stream?.destroy();
@@ -215,20 +225,15 @@ export async function startPassThrough(options: PassThroughOptions): Promise<Pas
       delayNext: (count, ms) => {
         for (let index = 0; index < count; index++) delays.push(ms);
       },
+      delayHeld: (count) => holdEach(delays, count),
       delayRepliesNext: (count, ms) => {
         for (let index = 0; index < count; index++) replyDelays.push(ms);
       },
+      delayRepliesHeld: (count) => holdEach(replyDelays, count),
       ghostNext: (count, ms) => {
         for (let index = 0; index < count; index++) ghosts.push(ms);
       },
-      ghostHeld: (count) => {
-        let release = (): void => undefined;
-        const released = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        for (let index = 0; index < count; index++) ghosts.push(released);
-        return release;
-      },
+      ghostHeld: (count) => holdEach(ghosts, count),
       refuse: (count = Number.POSITIVE_INFINITY) => {
         pending.refuse += count;
       },
@@ -331,4 +336,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Queues `count` waits on one gate for the next requests; returns what opens it (the test's word). */
+function holdEach(queue: (number | Promise<void>)[], count: number): () => void {
+  let open = (): void => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  for (let index = 0; index < count; index++) queue.push(opened);
+  return open;
 }
