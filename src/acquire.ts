@@ -10,7 +10,7 @@ import { newCallId } from "./ids";
 import type { LeaseOwner } from "./lease";
 import type { AcquirePlan } from "./options";
 import { abortable, overdue, TIMED_OUT, within } from "./race";
-import { type QueueTicket, refusedOutright, type Take } from "./store";
+import { mayHaveRun, type QueueTicket, type Take } from "./store";
 import type { TokenGate } from "./token-leases";
 import { pollUntil } from "./waiting";
 
@@ -167,7 +167,7 @@ export async function acquire({
     const undoOnceAnswered = () =>
       request.then(
         (take) => (take.kind === "acquired" ? undo(take.permit) : undefined),
-        (error) => (refusedOutright(error) ? undefined : undo()),
+        (error) => (mayHaveRun(error) ? undo() : undefined),
       );
     const abandon = () => {
       left = true;
@@ -226,7 +226,7 @@ export async function acquire({
       return take;
     } catch (error) {
       if (!(error instanceof LockRedisError)) throw error;
-      if (!refusedOutright(error)) background(undo()); // it may have run, its reply lost: undo it (only it)
+      if (mayHaveRun(error)) background(undo()); // its reply lost: undo it (only it)
       waiter?.answered(undefined);
       return { kind: "error", error };
     } finally {

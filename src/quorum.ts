@@ -6,6 +6,7 @@ import { newCallId } from "./ids";
 import { QUORUM, type QuorumSpec } from "./options";
 import { overdue, TIMED_OUT, within } from "./race";
 import { assertRedisClient, type RedisClient } from "./redis/client";
+import { isConnectionRefused } from "./redis/failure";
 import {
   type HoldCall,
   type LockStore,
@@ -274,13 +275,15 @@ function quorumStore(
     // next one starts clean; if not, a take that failed, which may still run (a copy its client gave up on),
     // lest it take the key after the release went by. The hold stands on the members that granted.
     // Beside a majority that granted, a member's undo is sent once: one down would hold each acquisition's
-    // background work (and a platform's `waitUntil`) for the undo's retries.
+    // background work (and a platform's `waitUntil`) for the undo's retries. A member whose connection was
+    // refused is not undone at all (`mayHaveRun` in store.ts): its take reached nothing.
     requests.forEach((take, index) => {
       const undo = () => (members[index] as LockStore).undo(token, nonce, acquired ? 0 : lease);
       background.add(
         take.then(
           (result) => (acquired || result.kind === "held" ? undefined : undo()),
-          (error: unknown) => (acquired && refusedOutright(error) ? undefined : undo()),
+          (error: unknown) =>
+            (acquired && refusedOutright(error)) || isConnectionRefused(error) ? undefined : undo(),
         ),
       );
     });

@@ -3,7 +3,7 @@ import { type InstanceFailure, type LockOperation, LockRedisError } from "./erro
 import { newCallId } from "./ids";
 import type { AcquirePlan } from "./options";
 import type { RedisClient, ScriptArgument, ScriptRunner } from "./redis/client";
-import { isRefusal } from "./redis/failure";
+import { isConnectionRefused, isRefusal } from "./redis/failure";
 import { replyIntegers } from "./redis/reply";
 import type { ServerKind } from "./redis/server";
 import type { LuaScript } from "./scripts/script";
@@ -167,6 +167,17 @@ export async function runScript(
  */
 export function refusedOutright(error: unknown): boolean {
   return error instanceof LockRedisError && error.refused;
+}
+
+/**
+ * Whether a failed try may have run in Redis, its reply lost, so that it is owed an undo: not one refused
+ * outright, nor one whose connection was refused. That one reached nothing, and an undo sent into the outage
+ * (re-sent by the client, and by {@link undoing}) kept the process alive long after the caller was done
+ * (review helper-199: 4 to 9 s on @upstash/redis's default retries). A client that re-sends may have
+ * delivered an earlier copy: that key is held for nobody until its lease ends.
+ */
+export function mayHaveRun(error: unknown): boolean {
+  return !refusedOutright(error) && !isConnectionRefused(error);
 }
 
 /**

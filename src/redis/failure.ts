@@ -56,6 +56,17 @@ export function isClientTimeout(error: unknown): boolean {
 }
 
 /**
+ * Whether the connection a request was to go on was refused (`ECONNREFUSED` among its causes): nothing of the
+ * request reached the server. Told for the client's last copy only: a client that re-sends one whose
+ * connection failed (@upstash/redis by default) may have delivered an earlier copy, its reply lost.
+ */
+export function isConnectionRefused(error: unknown, depth = 0): boolean {
+  if (depth > 4 || typeof error !== "object" || error === null) return false;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  return code === "ECONNREFUSED" || isConnectionRefused(cause, depth + 1);
+}
+
+/**
  * A copy of `error` safe as a `cause` (the original quotes the command): its name, summarized message,
  * string and number properties (`code`, `status`, ...) and stack frames without `secret`; causes alike.
  */

@@ -1,5 +1,6 @@
 // A process that used auto-extend exits on its own once it is done with the lock: no renewal or
 // deadline timer outlives release or loss. Measured from the parent, on a real child process.
+import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { lastJsonLine, runTypeScript } from "../support/node-process";
 import { uniqueId } from "../support/redis";
@@ -10,6 +11,7 @@ import { within } from "./support/time";
 const HOLD_CHILD = new URL("./fixtures/hold-child.ts", import.meta.url);
 const WAIT_CHILD = new URL("./fixtures/wait-child.ts", import.meta.url);
 const AWAITED_CHILD = new URL("./fixtures/awaited-child.ts", import.meta.url);
+const REFUSED_CHILD = new URL("./fixtures/refused-child.ts", import.meta.url);
 /** What the child reports on each line. */
 interface ChildReport {
   event: "acquired" | "lost" | "released" | "settled";
@@ -115,6 +117,47 @@ describe("a child process that aborted an acquire whose request hangs", () => {
       expect(exit.code, child.output()).toBe(0);
       // Not a speed bound: the defects kept it alive the whole 90 s lease (less its allowance), or 30 s on a quorum.
       expect(exit.at - aborted.at).toBeLessThan(20_000);
+    },
+    60_000,
+  );
+});
+
+/** The url of a port nothing listens on (it was free a moment ago): connections to it are refused. */
+async function refusedUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+// Review helper-199 (2026-12-07): the undo of a try whose connection was refused went into the same outage,
+// through @upstash/redis's re-sends (ref'd timers), and `undoing`'s: the process lived on 4 s after a failed
+// one-try acquire here (9 s after a default acquire of 3 tries on the client's default retries).
+describe("a child process whose Redis refuses connections", () => {
+  it.each(["acquire", "acquireOrThrow", "timeout", "quorum"])(
+    "exits soon after a failed %s, as after the client's own failed request",
+    async (what) => {
+      const url = await refusedUrl();
+      const child = watchTypeScript(REFUSED_CHILD, { REFUSED_URL: url, WHAT: what });
+      // The same client's own failed request, in the same run: its re-sends end with its failure.
+      const baseline = watchTypeScript(REFUSED_CHILD, { REFUSED_URL: url, WHAT: "get" });
+      const exits = async (watched: typeof child, name: string) => {
+        const failed = await within(
+          watched.line(/"failed"/),
+          30_000,
+          `${name}'s failure\n${watched.output()}`,
+        );
+        expect(JSON.parse(failed.text), watched.output()).toEqual({ what: name, failed: true });
+        // A plain timer started with the failure, half the 4 s a request's re-sends would keep it alive.
+        const exit = await within(
+          watched.exited,
+          2_000,
+          `${name}'s exit after its failure\n${watched.output()}`,
+        );
+        expect(exit.code, watched.output()).toBe(0);
+      };
+      await Promise.all([exits(baseline, "get"), exits(child, what)]);
     },
     60_000,
   );

@@ -1,7 +1,13 @@
 import { SocketTimeoutError, TimeoutError } from "redis";
 import { describe, expect, it } from "vitest";
 import { LockRedisError } from "../../../src/errors";
-import { isClientTimeout, isRefusal, redacted, summarize } from "../../../src/redis/failure";
+import {
+  isClientTimeout,
+  isConnectionRefused,
+  isRefusal,
+  redacted,
+  summarize,
+} from "../../../src/redis/failure";
 
 const TOKEN = "3925dc98-8c52-423e-b67d-e242aa6beb34";
 // What @upstash/redis throws for a non-2xx answer: the error, then the whole command, script and token.
@@ -110,5 +116,31 @@ describe("redacted", () => {
 
   it("leaves no trace of the script text", () => {
     expect((redacted(upstash, TOKEN) as Error).message).not.toMatch(/allow-key-locking|redis\.call/);
+  });
+});
+
+describe("isConnectionRefused", () => {
+  const refused = () =>
+    Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
+
+  it("finds a refused connection among the causes: fetch's, and a LockRedisError's (redacted) copy", () => {
+    const fetchFailed = new TypeError("fetch failed", { cause: refused() });
+    expect(isConnectionRefused(refused())).toBe(true);
+    expect(isConnectionRefused(fetchFailed)).toBe(true);
+    expect(isConnectionRefused(new LockRedisError("jobs", "acquire", fetchFailed))).toBe(true);
+    const both = Object.assign(new AggregateError([refused(), refused()], ""), { code: "ECONNREFUSED" });
+    expect(isConnectionRefused(new LockRedisError("jobs", "acquire", both))).toBe(true);
+  });
+
+  it("not a reset, a timeout, or a message that only quotes a refusal (a REST endpoint's reply)", () => {
+    expect(isConnectionRefused(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }))).toBe(
+      false,
+    );
+    expect(isConnectionRefused(new Error("connect ECONNREFUSED 127.0.0.1:1"))).toBe(false);
+    expect(isConnectionRefused(new Error("ERR Redis is unreachable: connect ECONNREFUSED"))).toBe(false);
+    expect(isConnectionRefused(new LockRedisError("jobs", "acquire", new Error("Command timed out")))).toBe(
+      false,
+    );
+    expect(isConnectionRefused("ECONNREFUSED")).toBe(false);
   });
 });
