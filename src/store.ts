@@ -51,7 +51,7 @@ export type Take =
       readonly kind: "held";
       readonly pttl: number; // the longest to wait before the next try (holder's lease left), ms; -1: unknown
       readonly ahead?: number | undefined; // fair stores: how many waiters are ahead in the line
-      readonly place?: number | undefined; // fair: its place in line, unique while the line lives; 0: none
+      readonly place?: number | undefined; // fair: its place in line, unique while the line lives; 0: none; -1: its name spent
       readonly failures?: readonly InstanceFailure[] | undefined; // quorums: instances it could not ask
       readonly late?: boolean | undefined; // quorums: a majority granted, read after its lease was of use; undone
       readonly partial?: boolean | undefined; // a quorum semaphore's: not every permit asked (a hold elsewhere may live)

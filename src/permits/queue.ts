@@ -15,13 +15,15 @@ import { SubscribedWaiter } from "../wake/subscribed";
  * a try left behind, which may have queued it.
  */
 export class FairWaiter extends SubscribedWaiter {
-  readonly member: string;
+  member: string; // fresh once a release buried it (`answered`)
   /** The line may hold an entry of this waiter, which it must leave when it stops waiting. */
   queued = false;
   readonly #standIn: number; // ms an entry, or a grant, outlives the waiter's last try
-  readonly #id: string; // names the hold a grant gives it, on the permit's list
-  readonly #named: string; // grants name its id (no token): known at once, one may beat the reply
+  #id: string; // names the hold a grant gives it, on the permit's list
+  #named: string; // grants name its id (no token): known at once, one may beat the reply
+  readonly #token: string;
   readonly #leave: () => void;
+  readonly #leaveAs: (member: string) => void;
   readonly #background: (work: Promise<unknown>) => void;
   #lastTry = false;
   #sentAt = 0;
@@ -38,16 +40,22 @@ export class FairWaiter extends SubscribedWaiter {
     background: (work: Promise<unknown>) => void,
   ) {
     super(events, plan, true);
-    const id = newCallId();
+    this.#token = token;
     this.#standIn = Math.ceil(plan.backoff.maxDelay) + QUEUE_GRACE_MS;
-    // A grant lasts as its entry would: a waiter that learns of it by polling (no wake-ups, or one missed)
-    // polls up to `maxDelay` apart. Capped at a shorter lease, it ran out between polls, and the next in line
-    // went first (review helper-171).
-    this.member = `${id}:${this.#standIn}:${token}`;
-    this.#id = id;
-    this.#named = `granted:${id}:`;
-    this.#leave = () => background(leave(this.member, this.#standIn, this.#now()));
+    [this.member, this.#id, this.#named] = this.#name();
+    this.#leaveAs = (member) => background(leave(member, this.#standIn, this.#now()));
+    this.#leave = () => this.#leaveAs(this.member);
     this.#background = background;
+  }
+
+  /**
+   * A fresh name in line. A grant lasts as its entry would: a waiter that learns of it by polling (no wake-ups,
+   * or one missed) polls up to `maxDelay` apart. Capped at a shorter lease, it ran out between polls, and the
+   * next in line went first (review helper-171).
+   */
+  #name(): [member: string, id: string, named: string] {
+    const id = newCallId();
+    return [`${id}:${this.#standIn}:${this.#token}`, id, `granted:${id}:`];
   }
 
   override trying(lastTry: boolean): QueueTicket {
@@ -71,6 +79,19 @@ export class FairWaiter extends SubscribedWaiter {
     super.answered(take);
     this.queued = take === undefined || (take.kind === "held" && !this.#lastTry);
     if (take?.kind !== "held") return;
+    if (take.place === -1) {
+      // Its name is spent: a release handed it the permit, which a same-uuid acquisition confirmed and released
+      // (burying the name, so that its tries' late copies take nothing). It was in line no more: it goes on as
+      // a new waiter (review helper-201). It leaves under the spent name too, as it would have at its end: that
+      // name's tries, sent before, confirm no newer hold of its token either (only their own).
+      const spent = this.member;
+      [this.member, this.#id, this.#named] = this.#name();
+      this.#leaveAs(spent);
+      this.takeGrant(); // one announced to the spent name, come before this answer, is for it no more
+      this.#ahead = this.#refusedAt = undefined;
+      this.#place = 0;
+      return;
+    }
     this.#ahead = take.ahead;
     this.#place = take.place ?? 0;
     this.#refusedAt = this.#sentAt;

@@ -70,7 +70,8 @@ end
  * this waiter's turn (fair) or anyone's; else a fair waiter keeps (or takes) its place in line, unless on its
  * last try, which leaves the line but keeps (or sets) its deadline; a fair waiter that takes a permit leaves
  * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing; nor do one's
- * handed a permit, once that permit is released (its name buried in "x"). Either still confirms a hold of its
+ * handed a permit, once that permit is released (its name buried in "x"; its live try is told so, and goes on
+ * under a fresh name). Either still confirms a hold of its
  * token, as any same-token try does: the waiter's token may hold again (a `uuid` acquired anew). As in
  * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
@@ -91,7 +92,7 @@ end
  *          shortest remaining lease of a holder (-2 when no permit in range is held: permits are free but it
  *          is not this waiter's turn; -1 for a late copy, which takes nothing: held, for how long unknown, so
  *          that a live waiter that reaches it keeps its backoff), ahead the waiters before it, place its place
- *          in line (0: none).
+ *          in line (0: none; -1: the waiter's name is buried, spent: only a fresh one goes on).
  */
 export const takePermit = /* @__PURE__ */ defineScript(
   "acquire",
@@ -127,8 +128,13 @@ for i = first, last do
     end
   end
 end
-if (left or buried) and not mine then
+if left and not mine then
   return {0, -1, 0, 0}
+end
+-- A live try of a waiter whose name a release buried (its grant confirmed and released by a same-uuid
+-- acquisition): place -1 tells it its name is spent, and it goes on under a fresh one.
+if buried and not mine then
+  return {0, -1, 0, -1}
 end
 -- A try sent no later than its waiter left confirms no hold but its own: the one it took (a re-run of it), or
 -- a release handed its waiter, which it holds under the waiter's name, adding its own to nothing: the
