@@ -221,7 +221,7 @@ export async function acquire({
         if (holdsTurn && erring) Object.assign(erring, { error: unanswered, at: monotonicNow() });
         return fail("no-reply");
       }
-      waiter?.answered(take);
+      if (waiter?.answered(take) === false) return AGAIN;
       won = take.kind === "acquired";
       return take;
     } catch (error) {
@@ -256,7 +256,7 @@ export async function acquire({
       if (local) waitedHere += 1;
       const result = local ? (turnEnds ? HELD_HERE : HELD_RELEASING) : await send(ticket, !!holdsTurn);
       const now = monotonicNow();
-      if (result === STALLED) {
+      if (result === STALLED || result === AGAIN) {
         spent -= 1;
         // A timeout that ran out in the stall is no outage; a wait here before it says nothing of this try.
         if (last === undefined || last === HELD_HERE || last === HELD_RELEASING) last = result;
@@ -378,6 +378,8 @@ const HELD_HERE: Held = { kind: "held", pttl: -1 };
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
 /** A try this process stalled over (answered after its lease was of use, or overdue): undone, off the budget. */
 const STALLED: Held = { kind: "held", pttl: -1 };
+/** A try whose answer the waiter counts for none (`Waiter.answered`): held, for how long unknown; off the budget. */
+const AGAIN: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };
 

@@ -32,8 +32,11 @@ export interface Step {
 export interface Waiter {
   /** A try begins: wake-ups heard before it are stale. Returns a fair waiter's entry for it, if any. */
   trying(lastTry: boolean): QueueTicket | undefined;
-  /** What the try sent found; undefined when it failed (it may still have run). */
-  answered(take: Take | undefined): void;
+  /**
+   * What the try sent found; undefined when it failed (it may still have run). False: the answer is no try's
+   * (a fair waiter's name in line was spent, and it took a fresh one): one goes again at once, off the attempts.
+   */
+  answered(take: Take | undefined): boolean;
   /**
    * When to try next: `planned` as polling would, later once releases are announced; undefined to stop (a
    * covered wait whose tries are over). `spent`: attempts it spent meanwhile (a subscription).

@@ -75,26 +75,29 @@ export class FairWaiter extends SubscribedWaiter {
     return this.#clock;
   }
 
-  override answered(take: Take | undefined): void {
+  override answered(take: Take | undefined): boolean {
     super.answered(take);
     this.queued = take === undefined || (take.kind === "held" && !this.#lastTry);
-    if (take?.kind !== "held") return;
+    if (take?.kind !== "held") return true;
     if (take.place === -1) {
       // Its name is spent: a release handed it the permit, which a same-uuid acquisition confirmed and released
       // (burying the name, so that its tries' late copies take nothing). It was in line no more: it goes on as
       // a new waiter (review helper-201). It leaves under the spent name too, as it would have at its end: that
-      // name's tries, sent before, confirm no newer hold of its token either (only their own).
+      // name's tries, sent before, confirm no newer hold of its token either (only their own). The try counts
+      // for none: the fresh name tries at once, its last try too (review helper-206). Each rename takes a new
+      // burial, of a name a release handed a permit.
       const spent = this.member;
       [this.member, this.#id, this.#named] = this.#name();
       this.#leaveAs(spent);
       this.takeGrant(); // one announced to the spent name, come before this answer, is for it no more
       this.#ahead = this.#refusedAt = undefined;
       this.#place = 0;
-      return;
+      return false;
     }
     this.#ahead = take.ahead;
     this.#place = take.place ?? 0;
     this.#refusedAt = this.#sentAt;
+    return true;
   }
 
   override async wait(until: number, signal: AbortSignal | undefined, local: Promise<unknown> | undefined) {

@@ -51,8 +51,9 @@ export class SubscribedWaiter implements Waiter {
     return undefined;
   }
 
-  answered(take: Take | undefined): void {
+  answered(take: Take | undefined): boolean {
     if (take?.kind === "held") this.#fastest = Math.min(this.#fastest, monotonicNow() - this.#sentAt);
+    return true;
   }
 
   next(step: Step): { at: number; spent: number } | undefined {
