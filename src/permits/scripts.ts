@@ -106,7 +106,12 @@ end
 local waiter = string.match(member, "^[^:]*")
 local buried = fair and tried(gone, waiter)
 local stay, deadline = tonumber(ARGV[8]), fair and redis.call("ZSCORE", deadlines, member)
-local left = deadline and not redis.call("ZSCORE", queue, member) and now + stay <= tonumber(deadline)
+local queued = deadline and redis.call("ZSCORE", queue, member)
+local left = deadline and not queued and now + stay <= tonumber(deadline)
+-- A try of a waiter in line sent no later than one that ran (its re-sent copy queued it; a later try): a copy
+-- whose reply may go nowhere takes no free permit, held then for nobody (its waiter, leaving, would not free a
+-- hold listed under the copy's id); the waiter's next try takes it.
+local ran = queued and now + stay <= tonumber(deadline)
 local first, last = permits(tonumber(ARGV[10]))
 if fair then
   sweep(now)
@@ -155,7 +160,7 @@ local function leave(listed)
   keep(deadlines, stay + 60000)
 end
 local slot = mine
-if not slot and free and (not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees) then
+if not slot and free and not ran and (not fair or (redis.call("ZRANK", queue, member) or redis.call("ZCARD", queue)) < frees) then
   slot = free
 end
 if not slot then

@@ -443,18 +443,18 @@ const GRANT_MS = 3_000;
  */
 function permitRequests(run: Run, base: string, keys: string[]) {
   let tries = 0;
+  // A waiter's clock, as `FairWaiter` sends it: each try later than the last (a try sent no later than one
+  // that ran is a late copy, which takes no free permit).
+  let clock = 0;
+  const tick = () => {
+    clock = Math.max(Date.now(), clock + 1);
+    return clock;
+  };
   /** A waiter's name in line, `<id>:<grant ms>:<token>`, as `takeSeat` makes it. */
   const member = (token: string) => `m-${token}:${GRANT_MS}:${token}`;
   let lastKept: number | undefined;
   const take = async (token: string, request: PermitTry = {}) => {
-    const {
-      fair = false,
-      lastTry = false,
-      only = 0,
-      fence = "",
-      now = Date.now(),
-      lease = LEASE_MS,
-    } = request;
+    const { fair = false, lastTry = false, only = 0, fence = "", now = tick(), lease = LEASE_MS } = request;
     tries += 1;
     const reply = (await run(takePermit, keys, [
       token,
