@@ -21,7 +21,7 @@ import { RECENT, TRIES } from "../scripts/tries";
 // moves forward), neither queues nor takes, nor confirms a hold but its own. A later try goes on
 // as any (a taking try's reply lost, its undo frees the permit and the waiter tries on; a grant ran out).
 // The id of one a release handed a permit, buried with the permit's list when that is released, refuses
-// its copies too, unless its token holds.
+// its copies too, but a re-run of a take of its own.
 // KEYS[1] queue, KEYS[2] deadlines, KEYS[3] place counter, KEYS[4] fencing counter, KEYS[5] receipts,
 // KEYS[6...] the permit keys; all in one hash slot.
 
@@ -71,8 +71,9 @@ end
  * last try, which leaves the line but keeps (or sets) its deadline; a fair waiter that takes a permit leaves
  * the line too, its deadline moved to this try's: its earlier tries' late copies take nothing; nor do one's
  * handed a permit, once that permit is released (its name buried in "x"; its live try is told so, and goes on
- * under a fresh name). Either still confirms a hold of its
- * token, as any same-token try does: the waiter's token may hold again (a `uuid` acquired anew). As in
+ * under a fresh name). Nor do they confirm a hold of their token but their own (the try's take, a grant to its
+ * waiter): the token may hold again for another acquisition (a `uuid` acquired anew), whose try, undone, the
+ * copy would keep holding for nobody. As in
  * {@link takeLock}, a held lease only grows, and the receipt lists each try that took or confirmed the permit. A places counter deleted by hand restarts after the line's tail; the line's keys
  * outlive each entry by a minute (clock margin): places never repeat while anyone is in line; nothing stays.
  * A counter gone (expired with the line, or lost in a restart) starts again from the caller's clock in ms, not
@@ -136,17 +137,20 @@ end
 if left and not mine then
   return {0, -1, 0, 0}
 end
+local listed = " " .. (mine and redis.call("HGET", receipts, mine - 5) or "") .. " "
+local own = string.find(listed, " " .. ARGV[2] .. " ", 1, true)
 -- A live try of a waiter whose name a release buried (its grant confirmed and released by a same-uuid
--- acquisition): place -1 tells it its name is spent, and it goes on under a fresh one.
-if buried and not mine then
+-- acquisition): place -1 tells it its name is spent, and it goes on under a fresh one. A buried name confirms
+-- no hold but its own take either: a copy of its try, landing before that name's leave, would keep a hold of
+-- the token for another acquisition, once undone, held for nobody.
+if buried and not own then
   return {0, -1, 0, -1}
 end
--- A try sent no later than its waiter left confirms no hold but its own: the one it took (a re-run of it), or
--- a release handed its waiter, which it holds under the waiter's name, adding its own to nothing: the
--- waiter may have given up, and its leave must still free the grant. The token may hold anew for another
--- acquisition, whose try, undone, it would keep holding for nobody.
-local listed = " " .. (mine and redis.call("HGET", receipts, mine - 5) or "") .. " "
-local heir = left and not string.find(listed, " " .. ARGV[2] .. " ", 1, true)
+-- A try sent no later than its waiter left, or than a try of it in line that ran (a late copy), confirms no
+-- hold but its own: the one it took (a re-run of it), or a release handed its waiter, which it holds under the
+-- waiter's name, adding its own to nothing: the waiter may have given up, and its leave must still free the
+-- grant. The token may hold anew for another acquisition, whose try, undone, it would keep holding for nobody.
+local heir = (left or ran) and not own
 if heir and not string.find(listed, " " .. waiter .. " ", 1, true) then
   return {0, -1, 0, 0}
 end
