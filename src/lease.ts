@@ -121,8 +121,7 @@ export class Lease implements AsyncDisposable {
   #ownClaims = 0; // of those, the callers that acquired this lease: shares moved in from older ones are not
   #claimed = false; // such a caller acquired it: once `#ownClaims` are over, nobody works under it
   #lastShareEnded = false; // the last caller sharing the hold ended: its release ends the hold for all
-  #renewEvery: number | undefined; // auto-extend's interval, ms: `#ownInterval`, or the shortest of `#inherited`
-  #ownInterval: number | undefined; // its own auto-extend's, while its callers work
+  #ownInterval: number | undefined; // its own auto-extend's interval, ms, while its callers work
   // The auto-extend intervals of older leases it took a live hold over from (their own and those they had),
   // kept while their work may still go on under it: a plain lease's for as long as it holds.
   readonly #inherited = new Map<Lease, number>();
@@ -133,7 +132,6 @@ export class Lease implements AsyncDisposable {
     this.#fencingToken = confirmed?.fencingToken;
     this.#tookHere = confirmed !== undefined;
     this.#hold = confirmed?.hold ?? "";
-    this.#renewEvery = context.renewInterval;
     this.#ownInterval = context.renewInterval;
     // A Lock's turn ends with its lease, also one left to run out unreleased, as 0.2 allowed (`onEnd`).
     const { onLost, renewInterval, onEnd } = context;
@@ -412,46 +410,40 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Renews at least as often as `older` did (its auto-extend, and what it inherited: their work may go on
-   * under this hold), within a third of its own lease, until their callers end (`#forget`).
+   * under this hold), within a third of its own lease, until their callers end (`endClaim`).
    */
   #inherit(older: Lease): void {
     // Not a lease yet to hold (a seed): it renews only with auto-extend of its own.
     if (!this.active) return;
+    const before = this.#renewEvery;
     for (const [lease, interval] of older.#inherited) this.#inherited.set(lease, interval);
     const own = older.#ownInterval;
     if (own !== undefined) this.#inherited.set(older, own);
-    this.#renewAtLeast();
+    const every = this.#renewEvery;
     // A take never shortens its token's hold, but it may have found it gone (released elsewhere, deleted)
     // and made a new one. Taking over a hold whose lease here ran longer (or was yet to be read), its next
     // renewal reads how long Redis keeps it, lest the hold end here (older callers told of a loss) while
     // Redis holds on: the chain's next, even once it stops renewing for others; else one halfway through.
-    if (older.#deadline <= this.#deadline && !older.#topUp) return;
-    this.#topUp = true;
-    if (this.#renewEvery !== undefined) return;
+    const topUp = older.#deadline > this.#deadline || older.#topUp;
+    if (topUp) this.#topUp = true;
+    // A chain that ran goes on, at the new interval from its next renewal; else one starts here, by halfway
+    // through at the latest. Read without `remainingMs`, which would end a lease past its deadline before the
+    // retiring one's followers are its own: their loss would go untold. The deadline's timer tells it.
+    if (before !== undefined || (every === undefined && !topUp)) return;
     this.#cancelRenewal?.();
-    this.#renewIn(Math.max(1, Math.floor((this.#deadline - monotonicNow()) / 2)));
+    const half = Math.floor((this.#deadline - monotonicNow()) / 2);
+    this.#renewIn(Math.max(1, Math.min(every ?? Number.POSITIVE_INFINITY, half)));
   }
 
-  /** `older`'s callers ended: renewals go back to what is left, maybe none. */
-  #forget(older: Lease): void {
-    if (this.#inherited.delete(older)) this.#renewAtLeast();
-  }
-
-  /** Sets the renewal interval from its own and the inherited ones; starts renewals if none ran. */
-  #renewAtLeast(): void {
-    const own = this.#renewEvery;
+  /**
+   * Auto-extend's interval, ms: its own, or the shortest inherited one (each within a third of its lease);
+   * undefined for none. Its next renewal reads it: none once undefined.
+   */
+  get #renewEvery(): number | undefined {
     const cap = Math.max(1, Math.floor(this.#c.lease / 3));
-    const intervals = [...this.#inherited.values()].map((interval) => Math.min(interval, cap));
-    const mine = this.#ownInterval;
-    if (mine !== undefined) intervals.push(mine);
-    this.#renewEvery = intervals.length > 0 ? Math.min(...intervals) : undefined;
-    // Its chain goes on, at the new interval from its next renewal (none once undefined); else starts here.
-    if (own !== undefined || this.#renewEvery === undefined || !this.active) return;
-    this.#cancelRenewal?.();
-    // Read without `remainingMs`, which would end a lease past its deadline before the retiring one's
-    // followers are its own: their loss would go untold. The deadline's timer tells it.
-    const left = this.#deadline - monotonicNow();
-    this.#renewIn(Math.max(1, Math.min(this.#renewEvery, Math.floor(left / 2))));
+    const inherited = [...this.#inherited.values()].map((interval) => Math.min(interval, cap));
+    const every = Math.min(this.#ownInterval ?? Number.POSITIVE_INFINITY, ...inherited);
+    return every < Number.POSITIVE_INFINITY ? every : undefined;
   }
 
   /** @internal Runs `runExclusive`'s work under this lease, then `end`s it (by default, releases it). */
@@ -487,11 +479,8 @@ export class Lease implements AsyncDisposable {
     // Its own callers ended: the hold, if others still share it, is not renewed for their work any more.
     if (this.#ownClaims === 0) {
       const heir = this.heir;
-      if (heir !== this) heir.#forget(this);
-      else if (this.#ownInterval !== undefined) {
-        this.#ownInterval = undefined;
-        this.#renewAtLeast();
-      }
+      if (heir !== this) heir.#inherited.delete(this);
+      else this.#ownInterval = undefined;
     }
     const last = this.#endShare();
     if (last) last.#lastShareEnded = true;
