@@ -81,11 +81,9 @@ export class LockAcquisitionError extends LockError {
           ? ` (${waits === 1 ? "a wait" : "each a wait"} here, nothing sent to Redis)`
           : ` (${sent} sent to Redis, ${waits} ${waits === 1 ? "wait" : "waits"} here)`;
     const holder = details.here
-      ? details.error
-        ? details.turnSilent
-          ? `another caller of this instance was acquiring it, and ${details.error.reason}`
-          : `another caller of this instance held it or was acquiring it; then ${details.error.reason}`
-        : "another caller of this instance held it or was acquiring it"
+      ? details.error && details.turnSilent
+        ? `another caller of this instance was acquiring it, and ${details.error.reason}`
+        : `another caller of this instance held it or was acquiring it${details.error ? `; then ${details.error.reason}` : ""}`
       : details.local
         ? "a release, renewal or extend of this uuid here was still unanswered (it may yet reach Redis)"
         : details.stalled

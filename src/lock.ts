@@ -38,7 +38,6 @@ function failed(turn: Turn | undefined, error: LockRedisError): void {
 export class Lock implements AsyncDisposable {
   readonly #owner: Owner;
   #lease: Lease | undefined; // the last acquired (or seeded) lease, kept once ended so calls on it answer
-  #chosen: string | undefined; // its token, when the caller chose it (`uuid`): that token may hold again
   #seeded: Lease | undefined; // the last lease `#seed` made: it names no hold, so acts on any of its token
   #turn: Turn | undefined;
   #claimSeeded: (() => void) | undefined; // gives the seeded lease, once it holds here, the instance's turn
@@ -59,16 +58,16 @@ export class Lock implements AsyncDisposable {
   constructor(config: LockCreateConfig) {
     const { fair, make } = this.storeKind();
     this.#owner = openOwner(config, fair, make);
-    const seeded = this.#owner.settings.uuid;
-    if (seeded !== undefined) this.#seed(seeded);
+    if (this.#owner.settings.uuid !== undefined) this.#seed();
   }
 
   /**
-   * A lease of a token chosen elsewhere, unconfirmed: its first "held" answer starts it, and gives it the
+   * A lease of the seeded `uuid`, a token chosen elsewhere, unconfirmed: its first "held" answer starts it, and gives it the
    * instance's turn, as an acquired lease has (a second `acquire()` here waits for it, sending nothing).
    */
-  #seed(token: string): Lease {
+  #seed(): Lease {
     const { settings, tokens } = this.#owner;
+    const token = settings.uuid as string;
     let turn: Turn | undefined;
     const plan = { ...settings.plain, uuid: token };
     const end = () => turn?.end();
@@ -92,7 +91,6 @@ export class Lock implements AsyncDisposable {
     this.#claimSeeded = claim;
     this.#lease = lease;
     this.#seeded = lease;
-    this.#chosen = token;
     tokens.add(token, lease, true);
     return lease;
   }
@@ -107,7 +105,7 @@ export class Lock implements AsyncDisposable {
   #current(): Lease | undefined {
     const lease = this.#lease;
     const renew = lease !== undefined && lease === this.#seeded && lease.lost && !lease.released;
-    return renew ? this.#seed(this.#chosen as string) : lease;
+    return renew ? this.#seed() : lease;
   }
 
   /** @internal How this kind of lock keeps its key; a FairLock keeps a line beside it. */
@@ -167,16 +165,10 @@ export class Lock implements AsyncDisposable {
    * @throws the `signal`'s reason when the signal aborts.
    */
   async acquireOrThrow(config?: LockAcquireConfig): Promise<this> {
-    const { lease } = await this.#acquireLease(config);
-    let ended = false; // once: a second disposal must not count as another caller's end
-    const dispose = async () => {
-      if (ended) return;
-      ended = true;
-      await this.#end(lease);
-    };
+    const [, end] = await this.#acquireOwn(config);
     return new Proxy(this, {
       get: (lock, key) => {
-        if (key === Symbol.asyncDispose) return dispose;
+        if (key === Symbol.asyncDispose) return end;
         const value: unknown = Reflect.get(lock, key, lock); // getters read the instance's private fields
         return typeof value === "function" ? value.bind(lock) : value;
       },
@@ -194,8 +186,8 @@ export class Lock implements AsyncDisposable {
     config?: LockAcquireConfig,
   ): Promise<T> {
     check("work", work, "function", true);
-    const { lease } = await this.#acquireLease(config);
-    return lease.run(work, () => this.#end(lease));
+    const [lease, end] = await this.#acquireOwn(config);
+    return lease.run(work, end);
   }
 
   /**
@@ -243,20 +235,21 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Ends a caller's own acquisition (`acquireOrThrow()`'s scope, `runExclusive()`): its hold, handed on to a
-   * newer lease of its uuid maybe, is released by the last caller of it to end, never while another is
-   * still in its scope.
+   * A caller's own acquisition (`acquireOrThrow()`'s scope, `runExclusive()`), or a LockAcquisitionError,
+   * and how it ends: its hold, handed on to a newer lease of its uuid maybe, is released by the last caller
+   * of it to end, never while another is still in its scope.
    */
-  async #end(lease: Lease): Promise<void> {
-    // That lease's own hold (by its id), never any hold of the token: another process may share the uuid.
-    await lease.endClaim()?.releaseLast();
-  }
-
-  async #acquireLease(config: LockAcquireConfig | undefined): Promise<Acquired & { lease: Lease }> {
-    const acquired = await this.#acquire(config, true);
-    const { outcome, lease } = acquired;
+  async #acquireOwn(config: LockAcquireConfig | undefined): Promise<[Lease, () => Promise<void>]> {
+    const { outcome, lease } = await this.#acquire(config, true);
     if (!outcome.acquired) throw new LockAcquisitionError(this.id, outcome);
-    return { ...acquired, lease: lease as Lease };
+    let ended = false; // once: a second disposal must not count as another caller's end
+    const end = async () => {
+      if (ended) return;
+      ended = true;
+      // That lease's own hold (by its id), never any hold of the token: another process may share the uuid.
+      await (lease as Lease).endClaim()?.releaseLast();
+    };
+    return [lease as Lease, end];
   }
 
   /**
@@ -298,7 +291,6 @@ export class Lock implements AsyncDisposable {
       made = lease;
       this.#lease = lease;
       if (disposedByCaller) lease.claim();
-      this.#chosen = plan.uuid;
       return { outcome, lease };
     } finally {
       if (!outcome?.acquired) mine?.end();
