@@ -22,13 +22,15 @@ interface Acquirer {
 
 /**
  * Starts `count` fair waiters on `id`, each once the one before it is in line, so their order of
- * arrival is known however slow a first request is; each holds 30 ms. Resolves once all are in line.
+ * arrival is known however slow a first request is; each holds until `hold` (its index) settles, by
+ * default 200 ms. Resolves once all are in line.
  */
 async function waitersInOrder(
   id: string,
   count: number,
   make: () => Acquirer,
   served: number[],
+  hold: (index: number) => Promise<void> = () => pause(200),
 ): Promise<Promise<void>[]> {
   const queue = companionKey(id, ":queue");
   const waiting: Promise<void>[] = [];
@@ -37,8 +39,7 @@ async function waitersInOrder(
       (async () => {
         const held = await make().acquireOrThrow({ timeout: 20_000 });
         served.push(index);
-        // Two permits hand over at once: grants 30 ms apart were seen out of order beside four busy loops.
-        await pause(200);
+        await hold(index);
         await held.release();
       })(),
     );
@@ -273,22 +274,39 @@ describe("a fair lock", () => {
 describe("a fair semaphore", () => {
   it("serves waiters in the order they arrived, one permit at a time", async () => {
     const id = uniqueId("fair-sem-order");
-    const holders = [];
+    const holders: { release(): Promise<boolean> }[] = [];
     for (let index = 0; index < 2; index++) {
       holders.push(
         await new Semaphore({ id, redis: client(), limit: 2, fair: true, ...FAIR }).acquireOrThrow(),
       );
     }
     const served: number[] = [];
+    // Each waiter holds until the test lets it go: one permit is handed on at a time, and each step
+    // waits for the waiter served by the one before (a 100 ms pause between releases let a waiter that
+    // learned of its grant late, at its next poll, be served after the one behind it, beside other tests).
+    const letGo: (() => void)[] = [];
+    const held = (index: number) => new Promise<void>((resolve) => (letGo[index] = resolve));
     const waiting = await waitersInOrder(
       id,
       4,
       () => new Semaphore({ id, redis: client(), limit: 2, fair: true, ...FAIR }),
       served,
+      held,
     );
-    await holders[0]?.release();
-    await pause(100); // half a waiter's hold: each grant comes 100 ms after the one before
-    await holders[1]?.release();
+    const handOn = [
+      () => holders[0]?.release(),
+      () => holders[1]?.release(),
+      () => letGo[0]?.(),
+      () => letGo[1]?.(),
+    ];
+    for (const [index, release] of handOn.entries()) {
+      await release();
+      await waitUntil(() => served.length > index, `a waiter served after step ${index}`, {
+        timeoutMs: 10_000,
+      });
+    }
+    letGo[2]?.();
+    letGo[3]?.();
     await Promise.all(waiting);
     expect(served).toEqual([0, 1, 2, 3]);
   });
