@@ -76,16 +76,28 @@ async function left(key: string): Promise<{ held: string | null; pttl: number }>
   return { held: await direct.get(key), pttl: await direct.pttl(key) };
 }
 
+/** A lock `id` held by a holder, the key of its permit, a uuid, and a re-sending client warmed up. */
+async function arrange(
+  name: string,
+  make: (id: string, redis: unknown) => Taker,
+  keyOf: (id: string) => string,
+) {
+  const { passThrough, direct } = wire();
+  const resending = await resendingClient();
+  const id = uniqueId(name);
+  const holder = await make(id, direct).acquireOrThrow({ retry: { attempts: 1 } });
+  return { passThrough, direct, resending, id, permit: keyOf(id), uuid: crypto.randomUUID(), holder };
+}
+
 describe.each(kinds)(
   "S1, %s: a late copy of a queued waiter's try, its uuid held for another",
   (_n, make, keyOf) => {
     it("by a waiter ahead in line a release handed it to, gone before it knew: the permit is not held for nobody", async () => {
-      const { passThrough, direct } = wire();
-      const resending = await resendingClient();
-      const id = uniqueId("same-uuid-grant");
-      const permit = keyOf(id);
-      const uuid = crypto.randomUUID();
-      const holder = await make(id, direct).acquireOrThrow({ retry: { attempts: 1 } });
+      const { passThrough, direct, resending, id, permit, uuid, holder } = await arrange(
+        "same-uuid-grant",
+        make,
+        keyOf,
+      );
       // The other acquisition of the uuid: first in line.
       const other = make(id, direct);
       const otherGiven = new AbortController();
@@ -176,12 +188,11 @@ describe.each(kinds)(
   "S2, %s: a late copy of the try that found its waiter's name spent",
   (_n, make, keyOf) => {
     it("landing before that name's leave, its uuid held for another whose try is undone: not held for nobody", async () => {
-      const { passThrough, direct } = wire();
-      const resending = await resendingClient();
-      const id = uniqueId("same-uuid-buried");
-      const permit = keyOf(id);
-      const uuid = crypto.randomUUID();
-      const holder = await make(id, direct).acquireOrThrow({ retry: { attempts: 1 } });
+      const { passThrough, direct, resending, id, permit, uuid, holder } = await arrange(
+        "same-uuid-buried",
+        make,
+        keyOf,
+      );
       const waiter = make(id, resending);
       const waiterGiven = new AbortController();
       const retry = { attempts: 6, delay: 3_000, maxDelay: 3_000 }; // its next try 3 s off
