@@ -34,7 +34,10 @@ describe("a fair waiter with a uuid, whose handed permit another acquisition of 
       const uuid = crypto.randomUUID();
       const first = await holder.acquireOrThrow();
       const waiting = here.acquire({ uuid, retry: { attempts: 4, delay: 1_000 }, wakeOnRelease: false });
-      await pause(150); // the waiter is in line
+      await waitUntil(
+        async () => (await redis.zcard(companionKey(id, ":queue"))) === 1,
+        "the waiter in line",
+      );
       expect(await first.release()).toBe(true); // hands the permit to the waiter's token
       const confirming = await rerun.acquireOrThrow({ uuid, retry: { attempts: 1 } });
       expect(await confirming.release()).toBe(true); // buries the waiter's name

@@ -5,6 +5,7 @@
 // callers that end their own acquisition (acquireOrThrow's scope, runExclusive) end it only as the last.
 import { describe, expect, it } from "vitest";
 import { FairLock, type Lease, Lock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
 import { newRedis, uniqueId } from "../support/redis";
 import { sharedEndpoint, useWire } from "./support/endpoints";
 import { waitUntil, within } from "./support/time";
@@ -525,6 +526,9 @@ describe("a fair Semaphore with two waiters of one uuid in line", () => {
   };
   const line = (id: string, redis: ReturnType<typeof newRedis>) =>
     new Semaphore({ id, redis, limit: 2, fair: true, lease: 10_000 });
+  /** Until `count` waiters are in line: s1 before s2, however slow a first try (not 100 ms assumed). */
+  const inLine = (redis: ReturnType<typeof newRedis>, id: string, count: number) =>
+    waitUntil(async () => (await redis.zcard(companionKey(id, ":queue"))) === count, `${count} in line`);
 
   it("two releases: the uuid holds one permit, the later lease takes the hold over, a stranger the other", async () => {
     const { direct } = wire();
@@ -534,9 +538,9 @@ describe("a fair Semaphore with two waiters of one uuid in line", () => {
     const shared = line(id, direct);
     const retry = { delay: 1_000, maxDelay: 1_000 };
     const s1 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
-    await pause(100);
+    await inLine(direct, id, 1);
     const s2 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
-    await pause(200); // both in line
+    await inLine(direct, id, 2);
     await t1.release(); // granted to s1
     const a1 = await s1;
     await t2.release(); // passed over s2, whose uuid holds: nobody else waits, so the permit is free
@@ -559,9 +563,9 @@ describe("a fair Semaphore with two waiters of one uuid in line", () => {
     const shared = line(id, faulty);
     const retry = { delay: 300, maxDelay: 300 };
     const s1 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
-    await pause(100);
+    await inLine(direct, id, 1);
     const s2 = shared.acquireOrThrow({ uuid, timeout: 8_000, retry });
-    await pause(200);
+    await inLine(direct, id, 2);
     await t1.release(); // granted to s1
     const a1 = await s1;
     passThrough.faults.delayNext(1, 1_500); // s2's next try is slow...

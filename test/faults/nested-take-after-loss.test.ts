@@ -6,9 +6,10 @@
 // token holding; one that made a new hold tells an older lease of the token here that it lost its hold.
 import { describe, expect, it } from "vitest";
 import { FairLock, Lock, Semaphore } from "../../src/index";
+import { companionKey } from "../../src/keys";
 import { uniqueId } from "../support/redis";
 import { useBothClients } from "./support/both-clients";
-import { pause } from "./support/time";
+import { waitUntil } from "./support/time";
 
 const { ioredis, clients } = useBothClients();
 
@@ -103,7 +104,10 @@ describe.each(["ioredis", "upstash"] as const)("%s, polling", (name) => {
         await ioredis().del(id); // gone unseen here
         const otherGot = await other.acquire();
         const inner = lock.runExclusive(async () => "ran", { uuid, retry: { attempts: 100, delay: 50 } });
-        await pause(300); // the inner acquisition waits in line behind `other`
+        await waitUntil(
+          async () => (await ioredis().zcard(companionKey(id, ":queue"))) === 1,
+          "the inner acquisition in line behind `other`",
+        );
         await other.release(); // hands the key to the uuid's waiter, which finds it at its next poll
         return { otherGot, inner: await inner, aborted: signal.aborted };
       },

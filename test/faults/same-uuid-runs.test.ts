@@ -8,7 +8,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { type Lease, Lock, type RedisClient } from "../../src/index";
 import { uniqueId } from "../support/redis";
 import { clientFor, sharedEndpoint } from "./support/endpoints";
-import { pause } from "./support/time";
+import { pause, waitUntil } from "./support/time";
 
 const opened: IoRedis[] = [];
 afterAll(() => {
@@ -245,14 +245,23 @@ describe.each(["ioredis", "upstash"] as const)("%s", (name) => {
       const here = new Lock({ id, redis: clients[name](), lease: 600 });
       const elsewhere = new Lock({ id, redis: clients[name](), lease: 5_000 });
       let finish!: () => void;
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
       const run = here.runExclusive(
         () =>
           new Promise<void>((resolve) => {
             finish = resolve;
+            started();
           }),
         { uuid },
       );
-      await pause(900); // the run's lease ran out, here and in Redis
+      await running;
+      // The run's lease ran out in Redis, so here too (its deadline here is no later than Redis's): not
+      // assumed after a fixed 900 ms from the call, which a slow try beside other tests outlasted.
+      const look = clients.ioredis() as IoRedis;
+      await waitUntil(async () => (await look.pttl(id)) === -2, "the run's key expired");
       if (statusCheck) expect(await here.getStatus()).toBe("FREE"); // builds a seed of the uuid
       const heldElsewhere = await elsewhere.acquire({ uuid }); // a fresh hold of the uuid
       finish();

@@ -228,13 +228,19 @@ describe("a fair lock", () => {
     const line = companionKey(id, ":queue");
     const placeOfNextWaiter = async () => {
       const waiter = new FairLock({ id, redis: client(), ...FAIR });
-      const waiting = waiter.acquire({ timeout: 400 });
+      // In line until its place was read, however slow its first try (a 400 ms timeout could end the wait
+      // before the read, beside other tests); then it gives up and leaves.
+      const given = new AbortController();
+      const retry = { ...FAIR.retry, attempts: Number.POSITIVE_INFINITY };
+      const waiting = waiter.acquire({ retry, signal: given.signal }).catch(() => false);
       let place = 0;
       await waitUntil(async () => {
         place = Number((await client().zrange(line, 0, 0, { withScores: true }))[1] ?? 0);
         return place > 0;
       }, "the waiter in line");
-      await waiting;
+      given.abort();
+      expect(await waiting).toBe(false);
+      await waiter.pending;
       return place;
     };
     const first = await placeOfNextWaiter();
