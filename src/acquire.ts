@@ -221,7 +221,7 @@ export async function acquire({
         if (holdsTurn && erring) Object.assign(erring, { error: unanswered, at: monotonicNow() });
         return fail("no-reply");
       }
-      if (waiter?.answered(take) === false) return AGAIN;
+      if (waiter?.answered(take) === false || (take.kind === "held" && take.after)) return AGAIN;
       won = take.kind === "acquired";
       return take;
     } catch (error) {
@@ -260,6 +260,13 @@ export async function acquire({
         spent -= 1;
         // A timeout that ran out in the stall is no outage; a wait here before it says nothing of this try.
         if (last === undefined || last === HELD_HERE || last === HELD_RELEASING) last = result;
+        // Sent again on Redis's answer (a later try of the token holds, a name spent): an earlier try's error,
+        // or silence, is no longer the last word (review helper-218).
+        if (result === AGAIN) {
+          if (last instanceof LockRedisError) last = result;
+          erringSince = undefined;
+          if (holdsTurn) Object.assign(erring, { error: undefined, at: now });
+        }
         if (now >= lastTryAt()) return fail("timeout");
         if (signal?.aborted) throw signal.reason; // sent again at once, with no wait that would see it
         continue;
@@ -378,7 +385,10 @@ const HELD_HERE: Held = { kind: "held", pttl: -1 };
 const HELD_RELEASING: Held = { kind: "held", pttl: -1 };
 /** A try this process stalled over (answered after its lease was of use, or overdue): undone, off the budget. */
 const STALLED: Held = { kind: "held", pttl: -1 };
-/** A try whose answer the waiter counts for none (`Waiter.answered`): held, for how long unknown; off the budget. */
+/**
+ * A try whose answer counts for none: the waiter's word (`Waiter.answered`), or a later try of the token
+ * holds (`Take.after`). Held, for how long unknown; off the budget.
+ */
 const AGAIN: Held = { kind: "held", pttl: -1 };
 
 type Held = Take & { readonly kind: "held" };

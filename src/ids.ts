@@ -20,6 +20,14 @@ function nextOrder(): number {
   return lastOrder;
 }
 
+/**
+ * Moves this process's order past `order` (µs), a request id's that Redis named: ids made from now on come
+ * after it, though its sender's clock ran ahead of this one's (a Lamport step).
+ */
+export function orderAfter(order: number): void {
+  lastOrder = Math.max(lastOrder, order);
+}
+
 /** 6 base-36 characters: processes' ids apart. Distinct, not secret: `Math.random` does. */
 function randomPart(): string {
   // An integer in base 36: a fraction's toString(36) is many times slower.
@@ -37,7 +45,13 @@ export function newCallId(): string {
   return `${nextOrder().toString(36)}-${randomPart()}`;
 }
 
-/** As {@link newCallId}, with the order in decimal µs: Debounce's script reads it as the call's time. */
+let lastTime = 0;
+
+/**
+ * As {@link newCallId}, with the order in decimal µs: Debounce's script reads it as the call's time, so it
+ * keeps an order of its own, on this process's clock (`orderAfter` moves a lock's past another's clock).
+ */
 export function newTimedCallId(): string {
-  return `${nextOrder()}-${randomPart()}`;
+  lastTime = Math.max(lastTime + 1, Date.now() * 1000);
+  return `${lastTime}-${randomPart()}`;
 }

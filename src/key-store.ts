@@ -1,3 +1,4 @@
+import { orderAfter } from "./ids";
 import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "./keys";
 import {
   extendLock,
@@ -43,6 +44,11 @@ export function keyStore(target: StoreTarget): LockStore {
           hold: nonce,
           kept: kept === 1,
         };
+      // Held by a try of this token sent after this one: nothing done; the next try's id comes after it.
+      if (detail === -3 && kept !== undefined) {
+        orderAfter(kept);
+        return { kind: "held", pttl: -1, after: true };
+      }
       return { kind: "held", pttl: detail };
     },
     async undo(token, nonce, lease) {

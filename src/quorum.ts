@@ -297,12 +297,15 @@ function quorumStore(
     }
     // A majority that granted too late for its lease (the process stalled meanwhile) is none, and says so:
     // no outage, though others failed.
-    if (heard.ayes < majority) outage("acquire", heard);
+    // A member told a later try of the token holds grants the round sent again at once (`after`): undecided,
+    // no outage yet beside a member that failed; the next round decides (review helper-218).
+    const after = heard.values.some((take) => take?.kind === "held" && take.after) || undefined;
+    if (heard.ayes < majority && !after) outage("acquire", heard);
     const waits = heard.values.flatMap((take) =>
       take?.kind === "held" && take.pttl >= 0 ? [take.pttl] : [],
     );
     const pttl = waits.length > 0 ? Math.min(...waits) : -1;
-    return { kind: "held", pttl, failures: heard.failures, late: heard.ayes >= majority || undefined };
+    return { kind: "held", pttl, failures: heard.failures, late: heard.ayes >= majority || undefined, after };
   };
   return {
     async take(request) {

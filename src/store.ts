@@ -55,6 +55,8 @@ export type Take =
       readonly failures?: readonly InstanceFailure[] | undefined; // quorums: instances it could not ask
       readonly late?: boolean | undefined; // quorums: a majority granted, read after its lease was of use; undone
       readonly partial?: boolean | undefined; // a quorum semaphore's: not every permit asked (a hold elsewhere may live)
+      // The token holds by a try sent after this one (a lock's): this try did nothing; one goes again at once
+      readonly after?: boolean | undefined;
     };
 
 /** What Redis said about a token: whether it holds, for how much longer (ms; -1 no expiry, -2 not held). */

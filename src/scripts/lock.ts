@@ -22,6 +22,12 @@ end
 // key (a late copy of a try restarts both: a grant gone while the key holds names no hold). The grant lists tries in any order
 // they reached Redis; an undo frees the lock once all were abandoned. A try while the token holds without a
 // grant (it expired; the lock renewed past it: its holder lives) lists nothing; undone, it frees nothing.
+// A try of the token sent no later than the hold's taker (the grant's first entry; ids open with their
+// sender's µs clock; 0.4's decimal ids are not compared), and not on the list live, confirms nothing: it is
+// named abandoned (`<id>!`) and told the taker's order. It is a late copy of a try refused before (confirming,
+// it kept the hold for nobody once the taker's try was undone), or a live try crossing a later one of its
+// token, sent again with a later id (one request more). Named, a copy of it landing once the hold is released
+// takes nothing. Orders compare as numbers: Lua compares strings by Redis's locale (LC_COLLATE).
 // While the lock is free the grant names the tries that must take nothing: a released hold's, and undone ones
 // that had not arrived (a copy its client gave up on may still come), for 30 s.
 const TAKE = `local holder, grant = redis.call("GET", KEYS[1]), redis.call("GET", KEYS[2])
@@ -29,6 +35,13 @@ if holder and holder ~= ARGV[1] then
   return {0, redis.call("PTTL", KEYS[1])}
 end
 if holder then
+  local mine, taker = string.match(ARGV[2], "^(%w+)%-"), string.match(grant or "", "^(%w+)%-")
+  local live = taker and string.find(" " .. grant .. " ", " " .. ARGV[2] .. " ", 1, true)
+  if taker and #taker == #(mine or "") and tonumber(mine, 36) <= tonumber(taker, 36) and not live then
+    local life = math.max(30000, redis.call("PTTL", KEYS[1]), redis.call("PTTL", KEYS[2]))
+    redis.call("SET", KEYS[2], confirmed(grant, ARGV[2] .. "!"), "PX", life)
+    return {0, -3, tonumber(taker, 36)}
+  end
   if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[3]) then
     redis.call("PEXPIRE", KEYS[1], ARGV[3])
   end
@@ -53,7 +66,8 @@ end
  * ARGV[2]  request id, unique per try; ARGV[3] lease, ms
  * Returns  {1, 0, kept} when this token holds the lock after the call (kept: 1 when it held before it, the
  *          hold confirmed, 0 when the call made a new one); {0, pttl} when another token holds it (pttl: its
- *          remaining lease in ms, -1 when that key has no expiry).
+ *          remaining lease in ms, -1 when that key has no expiry); {0, -3, order} when this token holds it
+ *          by a try whose id's order (µs) is `order`, at or after this one's: this try named abandoned.
  */
 export const takeLock = /* @__PURE__ */ defineScript(
   "acquire",
