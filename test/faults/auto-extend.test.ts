@@ -23,19 +23,31 @@ interface Watch {
   firstForeignAtMs: number | undefined;
   /** The slowest sample's round trip: a loaded machine shows here. */
   slowestSampleMs: number;
+  /** How long the watch lasted, in ms. */
+  elapsedMs: number;
 }
 
-/** Samples the key's value and PTTL through the direct client until `ms` have passed. */
-async function watchKey(id: string, token: string, ms: number): Promise<Watch> {
+/**
+ * Samples the key's value and PTTL through the direct client until `ms` have passed and, if given, `until`
+ * holds: a watch that waits for the events it counts rather than for a time in which they should fit. It
+ * stops at `capMs` in any case, so that a missing event fails the test's assertions instead of hanging.
+ */
+async function watchKey(
+  id: string,
+  token: string,
+  ms: number,
+  { until = () => true, capMs = ms }: { readonly until?: () => boolean; readonly capMs?: number } = {},
+): Promise<Watch> {
   const watch: Watch = {
     samples: 0,
     minPttl: Number.POSITIVE_INFINITY,
     foreign: 0,
     firstForeignAtMs: undefined,
     slowestSampleMs: 0,
+    elapsedMs: 0,
   };
   const start = now();
-  while (now() < start + ms) {
+  while ((now() < start + ms || !until()) && now() < start + capMs) {
     const sentAt = now();
     const [value, pttl] = await wire().direct.eval<[], [string, number]>(SAMPLE, [id], []);
     watch.slowestSampleMs = Math.max(watch.slowestSampleMs, now() - sentAt);
@@ -47,6 +59,7 @@ async function watchKey(id: string, token: string, ms: number): Promise<Watch> {
     }
     await pause(10);
   }
+  watch.elapsedMs = Math.round(now() - start);
   return watch;
 }
 
@@ -83,15 +96,21 @@ describe("auto-extend", () => {
     const before = wire().requests();
     // The default interval: a third of the lease, 500 ms.
     await lock.acquireOrThrow({ autoExtend: true });
-    const watch = await watchKey(id, await tokenOf(id), 5_000);
-    const renewals = wire().requests() - before - 1;
+    const renewed = () => wire().requests() - before - 1;
+    // 5 s of work at the least, and on until the eighth renewal was seen: on a loaded machine the timers
+    // fire late, so eight renewals may take longer than 5 s (the cap only bounds a stopped renewal loop).
+    const watch = await watchKey(id, await tokenOf(id), 5_000, {
+      until: () => renewed() >= 8,
+      capMs: 20_000,
+    });
+    const renewals = renewed();
 
     expect(watch.foreign, explain(watch, lock)).toBe(0);
     expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
     // One sample every 10-30 ms: several per renewal interval, on a loaded machine too.
     expect(watch.samples).toBeGreaterThan(50);
-    // A renewal every 500 ms for 5 s: the lease was renewed all along, not extended once.
-    expect(renewals).toBeGreaterThanOrEqual(8);
+    // A renewal every 500 ms through the work: the lease was renewed all along, not extended once.
+    expect(renewals, explain(watch, lock)).toBeGreaterThanOrEqual(8);
     expect(lock.signal.aborted).toBe(false);
     expect(lock.remainingMs).toBeGreaterThan(0);
     expect(await lock.release()).toBe(true);
@@ -103,19 +122,25 @@ describe("auto-extend", () => {
     expect(await wire().direct.exists(id)).toBe(0);
     expect(onLost).not.toHaveBeenCalled();
     expect(unhandled()).toEqual([]);
-  });
+  }, 40_000);
 
   it("an explicit interval renews at that pace, and disposal stops it like release", async () => {
     const id = uniqueId("auto-extend-interval");
-    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 1_000 }));
+    // A 3 s lease: its default interval, a third of it, is 1 s, ten times the explicit one.
+    const lock = releasedAfterTest(new Lock({ id, redis: wire().faulty, lease: 3_000 }));
     const before = wire().requests();
+    const start = now();
     await lock.acquireOrThrow({ autoExtend: { interval: 100 } });
-    const watch = await watchKey(id, await tokenOf(id), 1_500);
-    const renewals = wire().requests() - before - 1;
+    const renewed = () => wire().requests() - before - 1;
+    // Watched until the seventh renewal arrives, however slow the machine (capped so a stopped loop fails).
+    const watch = await watchKey(id, await tokenOf(id), 0, { until: () => renewed() >= 7, capMs: 10_000 });
+    const elapsedMs = now() - start;
     expect(watch.foreign, explain(watch, lock)).toBe(0);
     expect(watch.minPttl, explain(watch, lock)).toBeGreaterThan(0);
-    // Every 100 ms (plus the round trip) is up to 15 in 1.5 s; the default third of the lease, at most 4.
-    expect(renewals).toBeGreaterThanOrEqual(7);
+    expect(renewed(), explain(watch, lock)).toBeGreaterThanOrEqual(7);
+    // Renewals are sent at least an interval apart, so at the default pace the seventh could not be sent
+    // before 7 x 1 s after the acquire; every 100 ms (plus any stall of a loaded machine) it came well before.
+    expect(elapsedMs, explain(watch, lock)).toBeLessThan(6_900);
 
     await lock[Symbol.asyncDispose]();
     const afterDispose = wire().requests();

@@ -41,7 +41,8 @@ describe.each(kinds)(
       await waitUntil(() => wire().subscriptions() > subscribed && wire().inFlight() === 0, "subscribed");
       const before = passThrough.stats.requests;
       passThrough.faults.dropReplies(2); // its next try and the client's re-sent copy both run; no answer
-      passThrough.faults.delayNext(2, 500); // ...after the holder's key is gone (below)
+      // ...after the holder's key is gone (below): held until then, however long the `del` takes.
+      const letThrough = passThrough.faults.delayHeld(2);
       const ran = passThrough.ran();
       // The waiter's wall clock steps back by STEP_MS once that try is sent (an NTP step).
       const failed = passThrough.stats.failedByRoute["/pipeline"] ?? 0;
@@ -54,6 +55,7 @@ describe.each(kinds)(
       });
       await direct.del(name === "FairLock" ? id : companionKey(id, ":permit:1")); // the holder's key gone
       expect(passThrough.ran()).toBe(ran); // no try ran before: the first to run takes the lock, unanswered
+      letThrough();
       const got = await pending;
       expect((passThrough.stats.failedByRoute["/pipeline"] ?? 0) - failed).toBe(2); // both copies' replies lost
       const spent = passThrough.stats.requests - before;

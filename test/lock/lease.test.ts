@@ -48,12 +48,29 @@ describe("extend works in milliseconds", () => {
   });
 
   it("extends a lease with under 500 ms left (0.2 reported failure here)", async () => {
-    const id = uniqueId("extend-short");
-    // Acquired with a long lease, then cut to 400 ms in Redis: only the extend must answer in that time.
-    const lock = new Lock({ id, redis, lease: 10_000 });
-    await lock.acquire();
-    await redis.pexpire(id, 400);
-    expect(await lock.extend(2_000)).toBe(true);
+    // Acquired with a long lease, then cut to 400 ms in Redis: the extend must reach Redis in that time.
+    // A loaded machine may stall the extend past it; the key is gone then and the try tells nothing, so it
+    // is taken again. A try answered within 400 ms of sending the cut ran inside the lease, so its `false`
+    // is a failure; a `true` ran inside it whatever the time.
+    async function cutThenExtend(): Promise<{
+      id: string;
+      lock: Lock;
+      extended: boolean;
+      conclusive: boolean;
+    }> {
+      const id = uniqueId("extend-short");
+      const lock = new Lock({ id, redis, lease: 10_000 });
+      expect(await lock.acquire()).toBe(true);
+      const sentAt = performance.now();
+      expect(await redis.pexpire(id, 400)).toBe(1);
+      const extended = await lock.extend(2_000);
+      return { id, lock, extended, conclusive: extended || performance.now() - sentAt < 400 };
+    }
+    let attempt = await cutThenExtend();
+    for (let tries = 1; !attempt.conclusive && tries < 10; tries += 1) attempt = await cutThenExtend();
+    const { id, lock, extended, conclusive } = attempt;
+    expect(conclusive, "no extend reached Redis within 400 ms of the cut in 10 tries").toBe(true);
+    expect(extended).toBe(true);
     const pttl = await redis.pttl(id);
     expect(pttl).toBeGreaterThan(2_000 - 500);
     expect(pttl).toBeLessThanOrEqual(2_400);
