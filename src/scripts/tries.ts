@@ -6,8 +6,9 @@
  * added by an extend, a renewal or a status check. A list reads newest first after its first entry (the
  * hold's taker): a confirming try, or the undo of one that has not arrived, goes right after the taker (`inserted`); the tries
  * of the holds before come after them. Once 64 are listed, a confirming try leaves the taker, itself, the
- * newest 22 unabandoned others, the newest 32 abandoned and `*` (apart, so that undone tries never push a
- * live lease's out; the dropped ones may be live leases': no undo may free the hold now).
+ * newest 40 unabandoned others, and the newest abandoned ones up to 64 entries: abandoned (undone, refused,
+ * buried) entries never push a live lease's out. Only when a live one is dropped (over 40) is `*` added:
+ * the undos of the listed tries must not free the hold its lease still has; a `*` already listed stays.
  * Once the hold is freed the list stays 30 s, naming tries whose late copies must take nothing.
  * `tried(list, id)`; `confirmed(list, id)`: the list with `id` on it; `buried(list, most, first)`: `first`,
  * then up to `most` entries of `list`, the newest, marked `!` (a new hold's list that still names the tries
@@ -28,17 +29,22 @@ end
 local function confirmed(list, id)
   if tried(list, id) then return list end
   if select(2, string.gsub(list, " ", "")) < 63 then return inserted(list, id) end
-  local kept, named, marked = {}, 0, 0
+  local entries, live = {}, 0
   for entry in string.gmatch(list, "%S+") do
+    entries[#entries + 1] = entry
+    if #entries > 1 and entry ~= "*" and string.sub(entry, -1) ~= "!" then live = live + 1 end
+  end
+  local star = (live > 40 or tried(list, "*")) and entries[1] ~= "*"
+  local kept, named, room = {entries[1]}, 0, 62 - math.min(live, 40) - (star and 1 or 0)
+  for i = 2, #entries do
+    local entry = entries[i]
     local undone = string.sub(entry, -1) == "!"
-    if #kept == 0 then
-      kept[1] = entry
-    elseif entry ~= "*" and ((undone and marked < 32) or (not undone and named < 22)) then
+    if entry ~= "*" and ((undone and room > 0) or (not undone and named < 40)) then
       kept[#kept + 1] = entry
-      marked, named = marked + (undone and 1 or 0), named + (undone and 0 or 1)
+      room, named = room - (undone and 1 or 0), named + (undone and 0 or 1)
     end
   end
-  kept[#kept + 1] = "*"
+  if star then kept[#kept + 1] = "*" end
   return inserted(table.concat(kept, " "), id)
 end
 local function buried(list, most, first)

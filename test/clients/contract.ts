@@ -301,7 +301,8 @@ async function exerciseLockScripts(run: Run): Promise<void> {
     expect(await undo("owner", undone[1])).toBe(1);
     expect(await holds("owner")).toEqual([0, -2]);
   }
-  // A list that outgrew 64 tries is never freed by an undo: the lease, or a release, ends the hold.
+  // A list that outgrew 64 tries, over 40 of them live, dropped live ones and gained `*`: it is never freed
+  // by an undo; the lease, or a release, ends the hold.
   const many = Array.from({ length: 65 }, (_, index) => `t7-many-${index}`);
   for (const nonce of many) expect(await take("owner", nonce)).toEqual([1]);
   for (const nonce of many) expect(await undo("owner", nonce)).toBe(0);

@@ -329,7 +329,9 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
 
   // Review helper-76 (2026-12-04): a list collapsing kept its newest entries of any kind, so 22 tries of the
   // uuid given up on, their undos listed after the taker, pushed out a live lease's try: its extend and
-  // release were refused while it held (3/3; a permit's list the same).
+  // release were refused while it held (3/3; a permit's list the same). Since review helper-219 a collapse
+  // drops only abandoned entries while at most 40 live ones are listed, and adds no `*` then (`*` marks a
+  // dropped live try, whose undo could no longer keep the hold): before, it kept 32 abandoned and added `*`.
   it.each(["extend", "release"] as const)(
     "a confirming lease's %s still acts after 40 tries of its uuid were undone and the list collapsed",
     async (call) => {
@@ -349,8 +351,14 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
         await refusing.acquire({ uuid, retry: { attempts: 1 } }).catch(() => undefined);
         await refusing.pending;
       }
-      expect(await last.acquire({ uuid })).toBe(true); // the list collapses
-      expect(await wire().direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/);
+      expect(await last.acquire({ uuid })).toBe(true); // the list collapses: it had 74 entries
+      const grant = ((await wire().direct.get(companionKey(id, ":grant"))) as string).split(" ");
+      // Only abandoned entries dropped: the taker's, the confirming lease's and the last try stay live.
+      expect({
+        entries: grant.length,
+        live: grant.filter((entry) => !entry.endsWith("!")).length,
+        star: grant.includes("*"),
+      }).toEqual({ entries: 64, live: 3, star: false });
       const acted = call === "extend" ? confirming.extend(1_000) : confirming.release();
       expect(await acted).toBe(true);
       await wire().direct.del(id);
@@ -377,7 +385,8 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     expect(await holder.release()).toBe(true); // the stale lease's hold ends
     expect(await newer.acquire({ uuid })).toBe(true);
     for (const lock of confirming) expect(await lock.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
-    expect(await wire().direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/); // collapsed
+    // Collapsed, more than 40 live tries on it: the oldest live ones dropped, so `*` (no undo frees it).
+    expect(await wire().direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/);
     expect(notRun(since)).toBe(1); // the late copy, still held: it lands on the collapsed list
     land();
     await allRan(since, "the stale lease's late try");
@@ -428,7 +437,7 @@ describe("a Lock whose list 64 confirming tries collapsed, then a same-uuid try 
     const subject = await subjectOf("Lock", id);
     let held = await subject.acquire({ uuid });
     for (let call = 0; call < 64; call++) held = await subject.acquire({ uuid, retry: { attempts: 1 } });
-    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/); // collapsed
+    expect(await direct.get(companionKey(id, ":grant"))).toMatch(/ \*$/); // collapsed, live tries dropped
     // Another process tries the same uuid, gives up on its try, and undoes it.
     const other = new Lock({ id, redis: resending(), lease: LEASE_MS });
     passThrough.faults.delayRepliesNext(1, 1_500);

@@ -156,8 +156,9 @@ function excuse(
   // guarantees.md: "a lock's grant keeps the newest 32 tries of the last holds"; "a fair lock's or
   // semaphore's list keeps about 25 entries, which each hold's release and each undo fill"
   if (epochsSince >= (kind === "Lock" ? 32 : 8)) return `${epochsSince} holds since its send`;
-  // keys.md: "A list of 64 becomes `*`, its first try (which took the hold), the newest 22 other
-  // unabandoned ones [...] and the newest 32 abandoned ones"
+  // keys.md: "A list of 64 keeps its first try (which took the hold), the newest 40 other unabandoned
+  // ones [...], and the newest abandoned ones up to 64 entries": a swallowed try's undone entry, buried
+  // with up to 31 newer ones, is dropped once 31 tries of a later hold (live or undone) came after them.
   let most = 0;
   for (let e = late.epochAtSend + 1; e < epoch; e++) most = Math.max(most, confirmations[e] ?? 0);
   if (late.swallowed && most >= 32) return `a hold since its send confirmed by ${most} leases`;
@@ -283,9 +284,9 @@ async function runSchedule(kind: Kind, seed: number, stepsWanted: number): Promi
       if (excuse(kind, epoch, cause, confirmations)) return "excused hold";
       return `hold for nobody after a late copy of #${cause.n} ${cause.label} (swallowed=${cause.swallowed}, reply=${cause.reply}, holds since=${epoch - 1 - cause.epochAtSend}, holder at send=${cause.holderAtSend?.slice(0, 8)})`;
     }
-    // guarantees.md: "A hold names at most 23 live tries [...] the calls of the leases it dropped act on
-    // nothing [...] the hold ends with a kept lease's release, or its lease"
-    if ((confirmations[epoch] ?? 0) >= 22) return "excused hold";
+    // guarantees.md: "A hold keeps the names of up to 42 live tries [...] the calls of the leases it
+    // dropped (over 42 at once) act on nothing [...] the hold ends with a kept lease's release, or its lease"
+    if ((confirmations[epoch] ?? 0) > 42) return "excused hold";
     return `hold (${holder.slice(0, 8)}, epoch ${epoch}) kept for nobody`;
   };
 
