@@ -11,12 +11,15 @@ import { type LocalStack, startLocalStack } from "../../stack/local-stack";
 import { pause, waitUntil } from "../faults/support/time";
 import { uniqueId } from "../support/redis";
 
+// The polling baseline runs on a stack of its own, at the same time as the churned wait: on a loaded machine
+// both slow alike (a baseline measured alone before it made 8 polls where it makes 11 on a quiet one).
 let stack: LocalStack;
+let baselineStack: LocalStack;
 beforeAll(async () => {
-  stack = await startLocalStack();
+  [stack, baselineStack] = await Promise.all([startLocalStack(), startLocalStack()]);
 });
 afterAll(async () => {
-  await stack.stop();
+  await Promise.all([stack?.stop(), baselineStack?.stop()]);
 });
 
 const RETRY = {
@@ -29,26 +32,25 @@ const TIMEOUT_MS = 6_000;
 
 it("FairLock, exponential backoff: a stream that breaks each subscription 3 delays after it is active", async () => {
   const { Redis } = await import("@upstash/redis");
-  const client = () =>
-    new Redis({ url: stack.url, token: stack.token, retry: false, enableTelemetry: false });
-  const { stats } = stack.proxy;
-  const billed = () => stats.commands + stats.subscriptions;
+  const client = (on = stack) =>
+    new Redis({ url: on.url, token: on.token, retry: false, enableTelemetry: false });
+  const billed = (on = stack) => on.proxy.stats.commands + on.proxy.stats.subscriptions;
 
   const id = uniqueId("churn-backoff");
   const channel = (await eventChannel(id)) as string;
   const holder = new FairLock({ id, redis: client(), lease: 30_000 });
   expect(await holder.acquire()).toBe(true);
+  const baselineHolder = new FairLock({ id, redis: client(baselineStack), lease: 30_000 });
+  expect(await baselineHolder.acquire()).toBe(true);
 
-  // Polling alone, as the baseline.
-  let before = billed();
-  const poller = new FairLock({ id, redis: client(), retry: RETRY });
-  expect(await poller.acquire({ timeout: TIMEOUT_MS })).toBe(false);
-  await poller.pending; // its leave of the line, in the background
-  const polling = billed() - before;
+  // Polling alone, as the baseline, on its own stack, beside the churned wait.
+  const baselineBefore = billed(baselineStack);
+  const poller = new FairLock({ id, redis: client(baselineStack), retry: RETRY });
+  const polled = poller.acquire({ timeout: TIMEOUT_MS });
 
   const redis = client();
   enableWakeUps(redis);
-  before = billed();
+  const before = billed();
   let running = true;
   let breaks = 0;
   // Each subscription, once active, lives a little over 3 delays, then its stream ends.
@@ -77,10 +79,16 @@ it("FairLock, exponential backoff: a stream that breaks each subscription 3 dela
   }
   await waiter.pending;
   const churned = billed() - before;
+  expect(await polled).toBe(false);
+  await poller.pending; // its leave of the line, in the background
+  const polling = billed(baselineStack) - baselineBefore;
   expect(breaks).toBeGreaterThanOrEqual(2); // the first re-asked at once, then at least one more
-  // A subscription that pays, and one more after the first break, add a few.
+  // A subscription that pays, and one more after the first break, add a few. The baseline itself varies
+  // by 2 to 3 commands from run to run (8 to 12 measured, alone or beside the churned wait; the churned wait
+  // 13 to 14): the bound leaves room for that, and the defect cost 38 to 57 against 11.
   expect(churned, `churned ${churned}, polling ${polling}, breaks ${breaks}`).toBeLessThanOrEqual(
-    polling + 4,
+    polling + 6,
   );
   expect(await holder.release()).toBe(true);
+  expect(await baselineHolder.release()).toBe(true);
 }, 30_000);
