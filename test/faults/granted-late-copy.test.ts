@@ -62,6 +62,7 @@ const kinds = [
 ] as const;
 
 type Holder = { release(): Promise<boolean> };
+const WINDOW_MS = 10_000;
 async function take(x: FairLock | Semaphore, options: object): Promise<Holder | undefined> {
   if (x instanceof Semaphore) return x.acquire(options);
   return (await x.acquire(options)) ? x : undefined;
@@ -84,8 +85,11 @@ describe.each(kinds)(
           });
           expect(h).toBeTruthy();
           log.length = 0;
+          // Tries 50 ms apart (fixed backoff); `maxDelay` sets how long its entry outlives its last try
+          // (maxDelay + 2 s): the copy must land within that for the line to refuse it, and a loaded machine
+          // took over 2 s for the 30 holds below (a 100 ms maxDelay failed there).
           const waiting = take(make(id, viaCapture as never), {
-            retry: { attempts: 40, delay: 50, maxDelay: 100 },
+            retry: { attempts: 40, delay: 50, maxDelay: WINDOW_MS },
           });
           await waitUntil(() => log.some((e) => e.reply?.includes('"result":[0,')), "a queued try's reply");
           const queuedTry = log.find((e) => e.reply?.includes('"result":[0,')) as Entry;
@@ -101,7 +105,7 @@ describe.each(kinds)(
           const reply = await replay(queuedTry);
           const holder = await direct.get(keyOf(id));
           await direct.del(keyOf(id));
-          expect({ holder, reply, age: age < 2_000 }).toEqual({
+          expect({ holder, reply, age: age < WINDOW_MS }).toEqual({
             holder: null,
             reply: '[{"result":[0,-1,0,0]}]',
             age: true,
