@@ -2,34 +2,18 @@
 // an ACL. 0.2 sent every script with EVAL, so it worked there; this version sends a script by its SHA-1
 // after its first use, and used to throw "unknown command 'evalsha'" (a refusal) from the second use on.
 import { Redis as UpstashRedis } from "@upstash/redis";
-import { Redis as IoRedis } from "ioredis";
+import type { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Debounce, Lock } from "../../src/index";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { type OwnServer, useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
-let renamed: RedisServerHandle; // EVALSHA renamed away
-let plain: RedisServerHandle; // for an ACL user denied it
-const clients: IoRedis[] = [];
+const renamed = useRedisServer({ extraArgs: ["--rename-command", "EVALSHA", ""] }); // EVALSHA renamed away
+const plain = useRedisServer(); // for an ACL user denied it
 
-beforeAll(async () => {
-  [renamed, plain] = await Promise.all([
-    startRedisServer({ extraArgs: ["--rename-command", "EVALSHA", ""] }),
-    startRedisServer(),
-  ]);
-});
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await renamed?.stop();
-  await plain?.stop();
-});
-
-function connect(server: RedisServerHandle, options: { username?: string; password?: string } = {}): IoRedis {
-  const client = new IoRedis(server.port, "127.0.0.1", options);
-  client.on("error", () => {});
-  clients.push(client);
-  return client;
+function connect(server: OwnServer, options: { username?: string; password?: string } = {}): IoRedis {
+  return server.connect(options).on("error", () => {});
 }
 
 describe("a Redis without EVALSHA", () => {
@@ -83,7 +67,9 @@ describe("@upstash/redis through the REST proxy, logged in as a user denied EVAL
       "+@all",
       "-evalsha",
     );
-    stack = await startLocalStack({ redisUrl: `redis://rest-no-evalsha:pw@127.0.0.1:${plain.port}` });
+    stack = await startLocalStack({
+      redisUrl: `redis://rest-no-evalsha:pw@127.0.0.1:${plain.server().port}`,
+    });
   });
   afterAll(() => stack?.stop());
 
@@ -110,7 +96,7 @@ describe("a NOPERM on a key, from a server that takes EVALSHA", () => {
   let stack: LocalStack;
   beforeAll(async () => {
     await connect(plain).call("ACL", "SETUSER", "some-keys", "on", ">pw", "~ok:*", "~{ok:*", "&*", "+@all");
-    stack = await startLocalStack({ redisUrl: `redis://some-keys:pw@127.0.0.1:${plain.port}` });
+    stack = await startLocalStack({ redisUrl: `redis://some-keys:pw@127.0.0.1:${plain.server().port}` });
   });
   afterAll(() => stack?.stop());
 

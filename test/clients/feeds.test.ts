@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
 import { eventChannel } from "../../src/keys";
 import { findFreePort } from "../../stack/free-port";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil, within } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { firstAfterRelease, watchTries } from "../wake/support/covered";
 
-let server: RedisServerHandle;
+const { server, connect } = useRedisServer();
 /** Accepts connections and never answers: a connect that hangs after the TCP handshake. */
 let blackHole: Server;
 let blackHolePort: number;
@@ -23,7 +23,6 @@ let closedPort: number;
 const closers: (() => unknown)[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer();
   blackHole = createServer((socket) => {
     blackHoleSockets.add(socket);
     socket.on("close", () => blackHoleSockets.delete(socket));
@@ -40,7 +39,6 @@ afterAll(async () => {
   for (const close of closers) await close();
   for (const socket of blackHoleSockets) socket.destroy();
   await new Promise((resolve) => blackHole.close(resolve));
-  await server.stop();
 });
 
 /** `client`, except that `duplicate()` (what the feed opens its subscriber connection with) is `duplicate`. */
@@ -69,8 +67,7 @@ function withDuplicate<T extends object>(client: T, duplicate: () => unknown): T
  */
 async function waitOnHeldLock(redis: object, attempts: number): Promise<{ acquired: boolean; hung: number }> {
   const id = uniqueId("feed");
-  const direct = new IoRedis(server.port, "127.0.0.1");
-  closers.push(() => direct.quit());
+  const direct = connect();
   const holder = new Lock({ id, redis: direct, lease: 10_000 });
   await holder.acquireOrThrow();
   const waiter = new Lock({ id, redis: redis as never, retry: { attempts, delay: 50 } });
@@ -93,10 +90,7 @@ const kinds: [string, ClientKind][] = [
     "ioredis",
     {
       base: async () => {
-        const client = new IoRedis(server.port, "127.0.0.1");
-        client.on("error", () => {});
-        closers.push(() => client.quit());
-        return client;
+        return connect().on("error", () => {});
       },
       hung: () => new IoRedis(blackHolePort, "127.0.0.1").on("error", () => {}),
       failing: () =>
@@ -110,7 +104,7 @@ const kinds: [string, ClientKind][] = [
     "node-redis",
     {
       base: async () => {
-        const client = createClient({ url: server.url });
+        const client = createClient({ url: server().url });
         client.on("error", () => {});
         await client.connect();
         closers.push(() => client.close());
@@ -170,9 +164,8 @@ describe.each(kinds)("%s", (_name, kind) => {
 // woken, each only polled.
 describe("ioredis set up for fast failure (`enableOfflineQueue: false`, `lazyConnect: true`)", () => {
   it("a wait subscribes, and the release wakes it before its next poll", async () => {
-    const redis = new IoRedis(server.port, "127.0.0.1", { enableOfflineQueue: false, lazyConnect: true });
+    const redis = connect({ enableOfflineQueue: false, lazyConnect: true });
     redis.on("error", () => {});
-    closers.push(() => redis.quit());
     await redis.connect();
     const id = uniqueId("fast-failure-feed");
     const holder = new Lock({ id, redis, lease: 60_000 });

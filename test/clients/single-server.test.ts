@@ -6,25 +6,23 @@ import { enableWakeUps, Lock } from "../../src/index";
 import { eventChannel } from "../../src/keys";
 import type { RedisClient } from "../../src/redis/client";
 import { startLocalStack } from "../../stack/local-stack";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { RespConnection } from "../../stack/resp/connection";
 import { RespInteger } from "../../stack/resp/reply";
 import { waitUntil } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { describeClientContract, type ServerControls } from "./contract";
 
 // One private redis-server for this file: its script cache may be flushed, unlike the suite's shared one.
-let server: RedisServerHandle;
+const { server } = useRedisServer();
 let admin: RespConnection;
 
 beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new RespConnection({ host: "127.0.0.1", port: server.port });
+  admin = new RespConnection({ host: "127.0.0.1", port: server().port });
 });
 
 afterAll(async () => {
   admin?.close();
-  await server?.stop();
 });
 
 const controls: ServerControls = {
@@ -108,7 +106,7 @@ describe.each<[string, Connect]>([
   let connected: Connected;
 
   beforeAll(async () => {
-    connected = await connect(server.port, errors);
+    connected = await connect(server().port, errors);
   });
 
   afterAll(async () => {

@@ -9,34 +9,32 @@ import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Lock, LockAcquisitionError, type LockRedisError, type RedisClient } from "../../src/index";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { within } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
 const LEASE_MS = 1_000;
 // A call may take its lease and a little: the bound is the subject here, the margin is for a busy machine.
 const SETTLES_WITHIN_MS = 4 * LEASE_MS;
 
-let server: RedisServerHandle;
+const { server } = useRedisServer();
 let stack: LocalStack;
 const closers: (() => unknown)[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer();
-  stack = await startLocalStack({ redisUrl: server.url });
+  stack = await startLocalStack({ redisUrl: server().url });
 });
 afterEach(async () => {
-  server.thaw();
-  if (!(await isUp())) await server.restart();
+  server().thaw();
+  if (!(await isUp())) await server().restart();
 });
 afterAll(async () => {
   for (const close of closers) await close();
   await stack.stop();
-  await server.stop();
 });
 
 async function isUp(): Promise<boolean> {
-  const probe = new IoRedis(server.port, "127.0.0.1", {
+  const probe = new IoRedis(server().port, "127.0.0.1", {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
@@ -61,7 +59,7 @@ const clients: [string, () => Promise<RedisClient>][] = [
   [
     "ioredis",
     async () => {
-      const client = new IoRedis(server.port, "127.0.0.1");
+      const client = new IoRedis(server().port, "127.0.0.1");
       client.on("error", () => {});
       closers.push(() => client.disconnect());
       return client;
@@ -70,7 +68,7 @@ const clients: [string, () => Promise<RedisClient>][] = [
   [
     "node-redis",
     async () => {
-      const client = createClient({ url: server.url });
+      const client = createClient({ url: server().url });
       client.on("error", () => {});
       await client.connect();
       closers.push(() => client.destroy());
@@ -80,8 +78,8 @@ const clients: [string, () => Promise<RedisClient>][] = [
 ];
 
 const outages: [string, () => Promise<void>, boolean][] = [
-  ["a Redis that stopped answering (frozen)", async () => server.freeze(), true],
-  ["a Redis that is gone (stopped: connections refused)", () => server.stop(), false],
+  ["a Redis that stopped answering (frozen)", async () => server().freeze(), true],
+  ["a Redis that is gone (stopped: connections refused)", () => server().stop(), false],
 ];
 
 describe.each(clients)("%s with its defaults", (_client, connect) => {
@@ -109,9 +107,9 @@ describe.each(clients)("%s with its defaults", (_client, connect) => {
       );
       if (!frozen) return;
       // Once Redis answers again, what the abandoned tries took is undone: nothing stays held.
-      server.thaw();
+      server().thaw();
       await within(lock.pending, 10_000, "the clean-up after the thaw");
-      const probe = new IoRedis(server.port, "127.0.0.1");
+      const probe = new IoRedis(server().port, "127.0.0.1");
       expect(await probe.get(id)).toBeNull();
       probe.disconnect();
     }, 20_000);

@@ -11,6 +11,7 @@ import {
 } from "../../src/index";
 import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { pause, within } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
 const url = inject("redisUrl");
@@ -198,18 +199,12 @@ describe("a write on a replica (a failover the client has not followed yet)", ()
 
 // Review helper-59 (2026-12-04): NOREPLICAS (and MISCONF) raised inside a script read as a refusal: one try.
 describe("a write that too few replicas acknowledge (min-replicas-to-write with none)", () => {
-  let server: RedisServerHandle;
-  beforeAll(async () => {
-    server = await startRedisServer({ extraArgs: ["--min-replicas-to-write", "1"] });
-  }, 30_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const own = useRedisServer({ extraArgs: ["--min-replicas-to-write", "1"] });
 
   it("is an error of the moment, retried, and said to be Redis's answer", async () => {
     const lock = new Lock({
       id: uniqueId("noreplicas"),
-      redis: io({ port: server.port, host: "127.0.0.1" }),
+      redis: io({ port: own.server().port, host: "127.0.0.1" }),
     });
     const error = await lock.acquireOrThrow().catch((caught: unknown) => caught);
     const cause = (error as { cause?: unknown }).cause as LockRedisError;
@@ -221,26 +216,18 @@ describe("a write that too few replicas acknowledge (min-replicas-to-write with 
 });
 
 describe("a client's own timeout (ioredis commandTimeout) while Redis is frozen", () => {
-  let server: RedisServerHandle;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  }, 30_000);
-  afterAll(async () => {
-    server?.thaw();
-    await server?.stop();
-  });
+  const { server, connect } = useRedisServer();
 
   it("says Redis did not answer, not that it could not be reached (review helper-25)", async () => {
     // As docs/guarantees.md's fast-failure settings, with a short commandTimeout.
-    const redis = new IoRedis(server.port, "127.0.0.1", { enableOfflineQueue: false, commandTimeout: 300 });
+    const redis = connect({ enableOfflineQueue: false, commandTimeout: 300 });
     redis.on("error", () => {});
-    opened.push(redis);
     const id = uniqueId("client-timeout");
     const lock = new Lock({ id, redis });
     expect(await lock.acquire()).toBe(true);
-    server.freeze();
+    server().freeze();
     const error = await lock.release().catch((caught: unknown) => caught);
-    server.thaw();
+    server().thaw();
     expect(error).toBeInstanceOf(LockRedisError);
     expect((error as LockRedisError).reason).toBe(
       "Redis did not answer (the client's timeout: Command timed out)",

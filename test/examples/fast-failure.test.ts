@@ -1,22 +1,17 @@
 import { Lock, LockRedisError } from "@upstash/lock";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { findFreePort } from "../../stack/free-port";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
 // examples/fast-failure.ts: clients that work with a lock, and that make a lock fail within a few
 // hundred milliseconds once Redis is gone, rather than after the client's own retries.
-let server: RedisServerHandle;
+const { server } = useRedisServer();
 let example: typeof import("../../examples/fast-failure");
 
 beforeAll(async () => {
-  server = await startRedisServer();
   example = await import("../../examples/fast-failure");
 }, 30_000);
-
-afterAll(async () => {
-  await server?.stop();
-});
 
 /** How long `lock.acquire()` took to reject, and with what. */
 async function failure(lock: Lock): Promise<{ ms: number; error: unknown }> {
@@ -45,16 +40,16 @@ describe("examples/fast-failure.ts", () => {
   });
 
   it("ioredis and node-redis: a lock works, and once Redis is gone every call fails at once", async () => {
-    const ioredis = await example.ioredisClient(server.url);
+    const ioredis = await example.ioredisClient(server().url);
     ioredis.on("error", () => {}); // reconnection errors once the server stops
-    const nodeRedis = await example.nodeRedisClient(server.url);
+    const nodeRedis = await example.nodeRedisClient(server().url);
     try {
       for (const redis of [ioredis, nodeRedis]) {
         const lock = new Lock({ id: uniqueId("fast-tcp"), redis });
         expect(await lock.acquire()).toBe(true);
         expect(await lock.release()).toBe(true);
       }
-      await server.stop();
+      await server().stop();
       for (const redis of [ioredis, nodeRedis]) {
         const { ms, error } = await failure(new Lock({ id: uniqueId("fast-tcp"), redis }));
         expect(error).toBeInstanceOf(LockRedisError);

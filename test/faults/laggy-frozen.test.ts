@@ -1,24 +1,19 @@
 // Review helper-127 (stop 49, 4/4): Redis frozen (SIGSTOP) while this process's event loop lagged past half
 // a lease on every try. Each try settled "overdue", was taken for a stall of this process and sent again off
 // the attempts budget: with no timeout the acquisition never ended, each try queued for when Redis woke.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis as IoRedis } from "ioredis";
+import { beforeAll, describe, expect, it } from "vitest";
 import { Lock } from "../../src/index";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { pause } from "./support/time";
 
 const sab = new Int32Array(new SharedArrayBuffer(4));
 const block = (ms: number) => Atomics.wait(sab, 0, 0, ms);
-let server: RedisServerHandle;
+const own = useRedisServer();
 let client: IoRedis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  client = new IoRedis(server.url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await server.stop();
+beforeAll(() => {
+  client = own.connect();
 });
 
 describe("ioredis, Redis frozen, the event loop lagging 350 ms every 20 ms", () => {
@@ -37,7 +32,7 @@ describe("ioredis, Redis frozen, the event loop lagging 350 ms every 20 ms", () 
       tries += 1;
       return evalsha(...args);
     }) as typeof client.evalsha;
-    server.freeze();
+    own.server().freeze();
     const lag = setInterval(() => block(350), 20);
     let settled: string | undefined;
     const started = performance.now();
@@ -49,7 +44,7 @@ describe("ioredis, Redis frozen, the event loop lagging 350 ms every 20 ms", () 
     while (settled === undefined && performance.now() - started < 10_000) await pause(5);
     clearInterval(lag);
     const triesWhileFrozen = tries;
-    server.thaw();
+    own.server().thaw();
     await lock.pending;
     client.evalsha = evalsha;
     expect({ settled, triesWhileFrozen }).toEqual({

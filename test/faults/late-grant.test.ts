@@ -2,31 +2,20 @@
 // without a request. A message can be read late (a busy process, a slow stream): by then the
 // waiter may have taken that lock by a try of its own, released it, and queued again with the same
 // token (a uuid passed to acquire). The late message must not make it a second holder.
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis as IoRedis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
 import { enableWakeUps, FairLock } from "../../src/index";
 import { companionKey } from "../../src/keys";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { waitUntil } from "./support/time";
 
-let server: RedisServerHandle;
-const clients: IoRedis[] = [];
-
-beforeAll(async () => {
-  server = await startRedisServer();
+const { connect } = useRedisServer();
+/** Subscriber connections duplicated by {@link readingMessagesLate}: disconnected before the server stops. */
+const subscribers: IoRedis[] = [];
+afterAll(() => {
+  for (const subscriber of subscribers) subscriber.disconnect();
 });
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await server?.stop();
-});
-
-function connect(): IoRedis {
-  const client = new IoRedis(server.port, "127.0.0.1");
-  clients.push(client);
-  return client;
-}
 
 /** A client whose waiters hear the lock's announcements (opt-in on ioredis since the rewrite). */
 function waking(client: IoRedis): IoRedis {
@@ -62,7 +51,7 @@ function readingMessagesLate(client: IoRedis, lateMs: number, delivered: string[
       if (property === "duplicate") {
         return () => {
           const subscriber = target.duplicate();
-          clients.push(subscriber);
+          subscribers.push(subscriber);
           return late(subscriber);
         };
       }

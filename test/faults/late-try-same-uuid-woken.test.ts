@@ -1,32 +1,15 @@
 // B4's fix (review helper-216): a waiter woken by a release, whose try finds its uuid held by a later try
 // (a process whose clock runs ahead took it meanwhile), goes again at once and holds with it.
 import { createHash } from "node:crypto";
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
 import { companionKey } from "../../src/keys";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { takerAhead } from "../support/taker-ahead";
 import { waitUntil } from "./support/time";
 
-let server: RedisServerHandle;
-const clients: IoRedis[] = [];
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await server?.stop();
-});
-
-function connect(): IoRedis {
-  const client = new IoRedis(server.port, "127.0.0.1");
-  clients.push(client);
-  return client;
-}
+const { connect } = useRedisServer();
 
 describe("a woken waiter whose uuid a later try took meanwhile", () => {
   it("holds with it, sent again at once, not at its next poll", async () => {

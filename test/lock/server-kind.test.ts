@@ -2,13 +2,12 @@
 // lock's own keys instead of the whole database; elsewhere scripts are plain, and a server that
 // refuses the flag never breaks a lock.
 import { Redis } from "@upstash/redis";
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Debounce, Lock, Semaphore } from "../../src/index";
 import { companionKey } from "../../src/keys";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil } from "../faults/support/time";
 import { usePrivateStack } from "../stack/helpers/private-stack";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { allScripts, sha1 } from "../support/scripts";
 
@@ -133,20 +132,7 @@ describe("through @upstash/redis, against a server that refuses the flag", () =>
 });
 
 describe("through ioredis", () => {
-  let server: RedisServerHandle;
-  const clients: IoRedis[] = [];
-  const connect = () => {
-    const client = new IoRedis(server.port, "127.0.0.1");
-    clients.push(client);
-    return client;
-  };
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await Promise.all(clients.map((client) => client.quit()));
-    await server.stop();
-  });
+  const { connect } = useRedisServer();
 
   it("on plain Redis sends plain scripts by default", async () => {
     const redis = connect();

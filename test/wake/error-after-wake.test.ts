@@ -8,12 +8,12 @@ import { Redis as IoRedis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
 import { eventChannel } from "../../src/keys";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { firstAfterRelease, watchTries } from "./support/covered";
 
-let server: RedisServerHandle;
+const { server } = useRedisServer();
 /** A relay to the server that, when armed, answers the next EVALSHA with a transient error itself. */
 let relay: Server;
 let relayPort: number;
@@ -23,9 +23,8 @@ const sockets: Socket[] = [];
 const clients: IoRedis[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer();
   relay = createServer((client) => {
-    const upstream = connect(server.port, "127.0.0.1");
+    const upstream = connect(server().port, "127.0.0.1");
     sockets.push(client, upstream);
     client.on("data", (data: Buffer) => {
       if (armed && data.toString("latin1").toLowerCase().includes("evalsha")) {
@@ -49,7 +48,6 @@ afterAll(async () => {
   for (const client of clients) client.disconnect();
   for (const socket of sockets) socket.destroy();
   await new Promise((resolve) => relay.close(resolve));
-  await server.stop();
 });
 
 const io = (port: number) => {
@@ -73,7 +71,7 @@ async function releaseWithOneFailedTry(
 ): Promise<"acquired" | "failed" | "timer first"> {
   const id = uniqueId("error-after-wake");
   const channel = (await eventChannel(id)) as string;
-  const holder = new Lock({ id, redis: io(server.port), lease: 30_000 });
+  const holder = new Lock({ id, redis: io(server().port), lease: 30_000 });
   expect(await holder.acquire()).toBe(true);
   const waiterRedis = io(relayPort);
   enableWakeUps(waiterRedis);

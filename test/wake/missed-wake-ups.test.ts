@@ -8,13 +8,13 @@
 // after it): a waiter that never subscribed fails there, and a covered one polls only as a safety net, about
 // 10 s away (retry.maxDelay 20 s, capped near half its 20 s schedule), so only a wake-up hands over within
 // WOKEN_WITHIN_MS (review helper-181: with maxDelay 4 s, a missed wake-up still passed about half the time).
-import { Redis as IoRedis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis as IoRedis } from "ioredis";
+import { beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, FairLock, type Lease, Lock, Semaphore } from "../../src/index";
 import { companionKey, eventChannel } from "../../src/keys";
 import { feedFor } from "../../src/wake/feeds";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil, within } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,19 +24,13 @@ const WOKEN_WITHIN_MS = 2_000;
 /** A missed wake-up fails within this, before the test's own timeout (its safety poll is about 10 s away). */
 const GIVE_UP_MS = 8_000;
 
-let server: RedisServerHandle;
+const own = useRedisServer();
 let redis: IoRedis;
 let waiterRedis: IoRedis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new IoRedis(server.port, "127.0.0.1");
-  waiterRedis = new IoRedis(server.port, "127.0.0.1");
+beforeAll(() => {
+  redis = own.connect();
+  waiterRedis = own.connect();
   enableWakeUps(waiterRedis);
-});
-afterAll(async () => {
-  redis.disconnect();
-  waiterRedis.disconnect();
-  await server.stop();
 });
 
 /**
@@ -196,20 +190,16 @@ describe("a take that confirms a hold of its token", () => {
   ])("%s: announces nothing (only a new hold cancels a waiter's wake-up)", async (_name, make, taken) => {
     const id = uniqueId("confirm-quiet");
     const heard: string[] = [];
-    const listener = new IoRedis(server.port, "127.0.0.1");
-    try {
-      listener.on("message", (_channel: string, message: string) => heard.push(message));
-      await listener.subscribe((await eventChannel(id)) as string);
-      const uuid = crypto.randomUUID();
-      const first = make(id);
-      expect(await first.acquire({ uuid })).toBeTruthy();
-      expect(await make(id).acquire({ uuid })).toBeTruthy(); // the same job elsewhere: a confirm
-      await redis.publish((await eventChannel(id)) as string, "end-of-test");
-      await waitUntil(() => heard.includes("end-of-test"), "the last announcement");
-      expect(heard).toEqual([taken, "end-of-test"]);
-    } finally {
-      listener.disconnect();
-    }
+    const listener = own.connect();
+    listener.on("message", (_channel: string, message: string) => heard.push(message));
+    await listener.subscribe((await eventChannel(id)) as string);
+    const uuid = crypto.randomUUID();
+    const first = make(id);
+    expect(await first.acquire({ uuid })).toBeTruthy();
+    expect(await make(id).acquire({ uuid })).toBeTruthy(); // the same job elsewhere: a confirm
+    await redis.publish((await eventChannel(id)) as string, "end-of-test");
+    await waitUntil(() => heard.includes("end-of-test"), "the last announcement");
+    expect(heard).toEqual([taken, "end-of-test"]);
   });
 });
 

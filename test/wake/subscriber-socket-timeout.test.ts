@@ -5,23 +5,17 @@
 // without it (it sends no command awaiting a reply once subscribed).
 // The case fails 5 SUBSCRIBEs to 1 without the fix.
 import { createClient } from "redis";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { enableWakeUps, Lock } from "../../src/index";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { pause } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
-let server: RedisServerHandle;
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-afterAll(async () => {
-  await server.stop();
-});
+const { server } = useRedisServer();
 
 it("a node-redis client's socketTimeout does not end an idle wake-up subscription", async () => {
   // Pinged to stay open while idle itself (node-redis does not reconnect after a socket timeout).
-  const client = createClient({ url: server.url, pingInterval: 100, socket: { socketTimeout: 300 } });
+  const client = createClient({ url: server().url, pingInterval: 100, socket: { socketTimeout: 300 } });
   client.on("error", () => {});
   await client.connect();
   try {

@@ -6,8 +6,8 @@ import { enableWakeUps, FairLock, Lock, Semaphore } from "../../src/index";
 import { eventChannel } from "../../src/keys";
 import { feedFor } from "../../src/wake/feeds";
 import { type LocalStack, startLocalStack } from "../../stack/local-stack";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { waitUntil } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 import { firstAfterRelease, watchTries } from "./support/covered";
 
@@ -21,18 +21,12 @@ async function subscribers(admin: IoRedis, channel: string): Promise<number> {
 
 /** A server of the describe block's own, an admin client, and a client with wake-ups and `options`. */
 function useIoRedis(options: { keyPrefix?: string } = {}): { admin: IoRedis; redis: IoRedis } {
-  let server: RedisServerHandle;
+  const own = useRedisServer();
   const clients = {} as { admin: IoRedis; redis: IoRedis };
-  beforeAll(async () => {
-    server = await startRedisServer();
-    clients.admin = new IoRedis(server.port, "127.0.0.1");
-    clients.redis = new IoRedis(server.port, "127.0.0.1", options);
+  beforeAll(() => {
+    clients.admin = own.connect();
+    clients.redis = own.connect(options);
     enableWakeUps(clients.redis);
-  });
-  afterAll(async () => {
-    clients.admin.disconnect();
-    clients.redis.disconnect();
-    await server.stop();
   });
   return clients;
 }

@@ -8,30 +8,25 @@
 // subscriber connection is made with `disableClientInfo`, test/unit/wake/tcp.test.ts.)
 import { Redis as IoRedis } from "ioredis";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { enableWakeUps, Lock, type RedisClient } from "../../src/index";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { pause, waitUntil } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
 const PASSWORD = "tcp-budget-secret";
-let server: RedisServerHandle;
+const own = useRedisServer({ extraArgs: ["--requirepass", PASSWORD] });
 let monitor: IoRedis;
 let url = "";
 const seen: { source: string; command: string; text: string }[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer({ extraArgs: ["--requirepass", PASSWORD] });
-  url = `redis://:${PASSWORD}@127.0.0.1:${server.port}`;
-  monitor = new IoRedis(url);
+  url = `redis://:${PASSWORD}@127.0.0.1:${own.server().port}`;
+  monitor = own.connect({ password: PASSWORD });
   const feed = await monitor.monitor();
   feed.on("monitor", (_time: string, args: string[], source: string) =>
     seen.push({ source, command: String(args[0]).toLowerCase(), text: String(args[1]) }),
   );
-});
-afterAll(async () => {
-  monitor.disconnect();
-  await server.stop();
 });
 
 interface Side {

@@ -7,11 +7,11 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ChannelListener, SubscribeChannel } from "../../src/wake/feed";
 import { type PubSubClient, tcpSubscriber } from "../../src/wake/tcp";
-import { type RedisServerHandle, startRedisServer } from "../../stack/redis-server";
 import { pause, waitUntil, within } from "../faults/support/time";
+import { useRedisServer } from "../support/own-server";
 import { uniqueId } from "../support/redis";
 
-let server: RedisServerHandle;
+const own = useRedisServer();
 let admin: IoRedis;
 /** A TCP relay to the server whose replies can be held back, and whose connections can be cut. */
 let relay: Server;
@@ -21,10 +21,9 @@ let silentPeer = false; // the relay no longer ends a connection its client ends
 const relayed: Socket[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new IoRedis(server.port, "127.0.0.1");
+  admin = own.connect();
   relay = createServer({ allowHalfOpen: true }, (client) => {
-    const toServer = connect(server.port, "127.0.0.1");
+    const toServer = connect(own.server().port, "127.0.0.1");
     relayed.push(client, toServer);
     const held: Buffer[] = [];
     client.on("data", (data: Buffer) => toServer.write(data));
@@ -41,8 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of relayed) socket.destroy();
   await new Promise((resolve) => relay.close(resolve));
-  admin.disconnect();
-  await server.stop();
 });
 
 const subscribers = async (channel: string) =>
@@ -89,7 +86,7 @@ describe.each(kinds)("%s", (_name, ioredis, make) => {
    * joins: it must hear the channel's messages, and once it ends nothing stays subscribed.
    */
   async function rejoin(leave: (subscribe: SubscribeChannel, channel: string) => Promise<void>) {
-    const { source, close } = await make(server.port);
+    const { source, close } = await make(own.server().port);
     const subscribe = tcpSubscriber(source, ioredis);
     const channel = uniqueId("rejoin");
     const stopOther = await subscribe(uniqueId("other"), listener([]), forever());
