@@ -5,7 +5,6 @@ import { LockRedisError } from "../../src/errors";
 import { newCallId } from "../../src/ids";
 import { keyStore } from "../../src/key-store";
 import { companionKey, FENCE_COUNTER_LIFETIME_MS } from "../../src/keys";
-import type { ScriptArgument } from "../../src/redis/client";
 import type { ServerKind } from "../../src/redis/server";
 import {
   extendLock,
@@ -15,36 +14,16 @@ import {
   takeLockClockFence,
   takeLockCountedFence,
 } from "../../src/scripts/lock";
-import type { LuaScript } from "../../src/scripts/script";
+import { scriptedTarget } from "./support/scripted-target";
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-interface Sent {
-  readonly script: LuaScript;
-  readonly keys: string[];
-  readonly args: ScriptArgument[];
-}
-
-/** A store on key "k" whose runner answers with `replies` in turn (an Error rejects), recording each call. */
-function storeAnswering(replies: (unknown[] | number | Error)[], server: ServerKind = "redis") {
-  const sent: Sent[] = [];
-  const store = keyStore({
-    lockId: "k",
-    key: "k",
-    channelKey: "k",
-    server,
-    client: { eval: async () => 0 },
-    events: () => undefined,
-    run: async (script, keys, args) => {
-      sent.push({ script, keys, args });
-      const reply = replies.shift();
-      if (reply instanceof Error) throw reply;
-      return reply as never;
-    },
-  });
-  return { store, sent };
+/** A key store on "k" answering with `replies` in turn (see {@link scriptedTarget}). */
+function storeAnswering(replies: Parameters<typeof scriptedTarget>[0], server?: ServerKind) {
+  const { target, sent } = scriptedTarget(replies, server);
+  return { store: keyStore(target), sent };
 }
 
 const TOKEN = "tok-5ecret";
