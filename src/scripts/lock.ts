@@ -141,7 +141,7 @@ if undo then
     if not holder then
       redis.call("SET", KEYS[3], buried(grant, 31, ARGV[2] .. "!"), "PX", 30000)
     elseif holder == ARGV[1] then
-      redis.call("SET", KEYS[3], confirmed(grant or "*", ARGV[2] .. "!"), "PX", math.max(30000, redis.call("PTTL", KEYS[1])))
+      redis.call("SET", KEYS[3], inserted(grant or "*", ARGV[2] .. "!"), "PX", math.max(30000, redis.call("PTTL", KEYS[1])))
     end
     return 0
   end

@@ -4,8 +4,8 @@
  * the hold only once every try on it was abandoned: one that found its token holding took nothing, and what
  * took the hold may still have it. `*`, which no undo frees (the hold ends with its lease or a release), is
  * added by an extend, a renewal or a status check. A list reads newest first after its first entry (the
- * hold's taker): a confirming try, or the undo of one that has not arrived, goes right after the taker (`confirmed`); the
- * tries of the holds before come after them. Once 64 are listed, either leaves the taker, itself, the
+ * hold's taker): a confirming try, or the undo of one that has not arrived, goes right after the taker (`inserted`); the tries
+ * of the holds before come after them. Once 64 are listed, a confirming try leaves the taker, itself, the
  * newest 40 unabandoned others, and the newest abandoned ones up to 64 entries: abandoned (undone, refused,
  * buried) entries never push a live lease's out. Only when a live one is dropped (over 40) is `*` added:
  * the undos of the listed tries must not free the hold its lease still has; a `*` already listed stays.
