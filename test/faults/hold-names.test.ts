@@ -366,6 +366,40 @@ describe("a Lock's grant, naming the tries of the holds before", () => {
     30_000,
   );
 
+  // Review helper-223: an undo of a try that had not arrived only adds its entry; the next confirming try
+  // trims the list. A version that had the undo collapse a full list as a confirming try does dropped the
+  // oldest live tries once more than 40 were listed: with 42 leases of one uuid (docs/keys.md: more than 42)
+  // and 23 tries of it given up before they arrived, the oldest confirming lease's extend and release were
+  // refused while it held, and the list gained `*`, which no undo frees (3/3 each).
+  it.each(["extend", "release"] as const)(
+    "the oldest of 42 leases of one uuid still %ss after 23 tries of it were undone before they arrived",
+    async (call) => {
+      const id = uniqueId("grant-undo-live");
+      const uuid = crypto.randomUUID();
+      const redis = resending();
+      await lockOn(uniqueId("grant-undo-live-warm"), redis);
+      const [holder, refusing] = [await lockOn(id), await lockOn(id)];
+      const confirming = Array.from({ length: 41 }, () => new Lock({ id, redis, lease: LEASE_MS }));
+      expect(await holder.acquire({ uuid })).toBe(true);
+      for (const lock of confirming) expect(await lock.acquire({ uuid, retry: { attempts: 1 } })).toBe(true);
+      for (let each = 0; each < 23; each++) {
+        wire().passThrough.faults.refuse(2); // neither copy arrives: undone, named after the taker
+        await refusing.acquire({ uuid, retry: { attempts: 1 } }).catch(() => undefined);
+        await refusing.pending;
+      }
+      const grant = ((await wire().direct.get(companionKey(id, ":grant"))) as string).split(" ");
+      const [oldest] = confirming as [Lock];
+      const acted = await (call === "extend" ? oldest.extend(1_000) : oldest.release());
+      expect({
+        live: grant.filter((entry) => entry !== "*" && !entry.endsWith("!")).length,
+        star: grant.includes("*"),
+        acted,
+      }).toEqual({ live: 42, star: false, acted: true });
+      await wire().direct.del(id);
+    },
+    30_000,
+  );
+
   it("a stale lease's try, landing on a newer hold of its uuid whose list 64 tries collapsed, names nothing", async () => {
     const id = uniqueId("grant-collapse");
     await otherHolds(id, 8);
