@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { WorkerEvent } from "../../scripts/demo/protocol";
 import { summarizeWorker } from "../../scripts/demo/summary";
 import { applyEvent, markInterrupted, newTrack } from "../../scripts/demo/timeline";
+import { waitUntil } from "../faults/support/time";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -40,14 +41,6 @@ function exitWithin(child: ChildProcess, ms: number): Promise<number | string> {
   });
 }
 
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("npm run demo", () => {
   it("runs to its end: no overlap, the run's keys deleted, its stack stopped, exit 0", async () => {
     const { child, output } = start("scripts/demo.ts", ["--seconds", "2", "--workers", "2"]);
@@ -79,7 +72,14 @@ describe("npm run demo", () => {
 describe("npm run demo:web", () => {
   it("ends by itself on a Ctrl-C that comes while it starts", async () => {
     const { child, output } = start("scripts/web-demo/cli.ts");
-    await until(() => output().includes("starting a redis-server"), 20_000);
+    await waitUntil(
+      () => output().includes("starting a redis-server"),
+      "the demo starting its redis-server",
+      {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+      },
+    );
     child.kill("SIGINT");
     expect(await exitWithin(child, 20_000)).not.toBe("hung");
   }, 60_000);

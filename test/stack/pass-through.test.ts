@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { within } from "../faults/support/time";
+import { waitUntil, within } from "../faults/support/time";
 import { type PassThrough, startPassThrough } from "../support/pass-through";
 import { createClient, type Endpoint } from "./helpers/clients";
 import { keyPrefix } from "./helpers/keys";
@@ -10,6 +10,8 @@ import { usePrivateStack } from "./helpers/private-stack";
 import { rawRequest } from "./helpers/raw-http";
 
 const stack = usePrivateStack();
+/** How long a wait for the pass-through or the proxy may take before it fails the test. */
+const WAIT = { timeoutMs: 10_000 };
 let passThrough: PassThrough;
 /** The proxy reached through the pass-through. */
 const viaPassThrough = (): Endpoint => ({ url: passThrough.url, token: stack().token });
@@ -23,15 +25,6 @@ afterAll(async () => {
 beforeEach(() => {
   passThrough.faults.reset();
 });
-
-/** Resolves once `check` holds; fails the test after 10 s. */
-async function waitFor(check: () => boolean): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met within 10 s");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Reads a counter straight from the proxy, bypassing the pass-through and its faults. */
 async function counter(key: string): Promise<unknown> {
@@ -76,7 +69,7 @@ describe("startPassThrough", () => {
     await readUntil(`message,${channel},hello`);
     expect(stack().proxy.openSubscriptions()).toBe(1);
     aborted.abort();
-    await waitFor(() => stack().proxy.openSubscriptions() === 0);
+    await waitUntil(() => stack().proxy.openSubscriptions() === 0, "the subscription closed", WAIT);
   });
 
   it("drops the client's event stream when the target drops the subscription, as Upstash's would end", async () => {
@@ -138,7 +131,7 @@ describe("startPassThrough", () => {
     passThrough.faults.ghostNext(1, 1_000);
     expect(await redis.incr(key)).toBe(1); // the re-sent copy
     expect(await counter(key)).toEqual({ result: "1" });
-    await waitFor(() => passThrough.ran() - ran === 2); // the first copy arrived after all (not a fixed pause)
+    await waitUntil(() => passThrough.ran() - ran === 2, "both copies ran", WAIT); // the first copy arrived after all (not a fixed pause)
     expect(await counter(key)).toEqual({ result: "2" });
     // A lower bound only: a busy machine can forward it later, never sooner.
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
@@ -155,12 +148,12 @@ describe("startPassThrough", () => {
     for (let call = 2; call <= 4; call++) expect(await redis.incr(key)).toBe(call);
     expect(passThrough.ran() - ran).toBe(4);
     land();
-    await waitFor(() => passThrough.ran() - ran === 5);
+    await waitUntil(() => passThrough.ran() - ran === 5, "5 requests ran", WAIT);
     expect(await counter(key)).toEqual({ result: "5" });
     // Let go before it arrives, a copy is forwarded at once (after its connection was cut all the same).
     passThrough.faults.ghostHeld(1)();
     expect(await redis.incr(key)).toBeGreaterThanOrEqual(6);
-    await waitFor(() => passThrough.ran() - ran === 7);
+    await waitUntil(() => passThrough.ran() - ran === 7, "7 requests ran", WAIT);
     expect(await counter(key)).toEqual({ result: "7" });
   });
 
