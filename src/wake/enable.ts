@@ -9,7 +9,7 @@ import { upstashFeedOf } from "./upstash";
 
 /**
  * Lets releases wake waits on this client's locks: a wait spanning several polls subscribes, then polls only
- * as a safety net (every `retry.maxDelay`, or halfway to its last try if sooner), and retries within a round
+ * as a safety net (every `retry.maxDelay`, and once `retry.delay` before its last try), and retries within a round
  * trip of a release. Call once per client, before or
  * after making locks; a quorum enables each member. `@upstash/redis`: one SSE stream (one billed SUBSCRIBE)
  * per waiting lock; ioredis and node-redis: one extra connection (a subscriber-mode duplicate), open while

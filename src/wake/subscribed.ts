@@ -8,8 +8,8 @@ import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
 /**
  * A wait that its lock's announcements may cut short. It subscribes once that costs no more than polling
  * (at once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
- * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, or halfway to its last
- * try if sooner, never sooner than polling would. Without `events` (no wake-ups on the client) it only
+ * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, and once `retry.delay`
+ * before its last try's moment, never sooner than polling would. Without `events` (no wake-ups on the client) it only
  * polls. An unfair waiter retries at the first release it hears; once it heard the lock change hands, within
  * the retry window (the releaser may retake it, others heard it too).
  */
@@ -91,13 +91,16 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Once a try is covered, a release is announced: only safety polls are left, for a release nobody announces
-   * (0.2's). The next after one at `at`: `maxDelay` later, but no later than halfway to `end` (the last try's
-   * moment), nor sooner than `retry.delay` (1 ms at least): a wait shorter than `maxDelay` still finds such a
-   * release, its polls closer together towards its end.
+   * (0.2's). The next after one at `at`: `maxDelay` later, but no later than `retry.delay` (1 ms at least)
+   * before `end` (the last try's moment), nor sooner than `retry.delay` after `at`. So such a release is
+   * found within `maxDelay` of it, or by the last poll, just before the wait ends; a wait shorter than
+   * `maxDelay` sends that one. Sparse: polling's rate would bill more (a fair waiter subscribes whatever the
+   * cost), and polls closing in on the end found little more for a poll each (review helper-221).
    */
   #safetyPoll(at: number, end: number): number {
     const { delay, maxDelay } = this.plan.backoff;
-    return at + Math.min(maxDelay, Math.max(delay, 1, (end - at) / 2));
+    const margin = Math.max(delay, 1); // a late timer still sends it before `end`
+    return at + Math.min(maxDelay, Math.max(margin, end - margin - at));
   }
 
   /** Waits as polling would; a release wakes it at once, or within 1-4 round trips of it ("soon"). */
@@ -192,8 +195,8 @@ export class SubscribedWaiter implements Waiter {
     // maxDelay apart while far from the end (counted, not walked: a long wait costs nothing up front)...
     const far = Math.max(0, Math.floor((span - 2 * backoff.maxDelay - covering) / backoff.maxDelay));
     let polls = far;
-    // ...then closer together: about log2(maxDelay) more. The cap ends a walk whose steps fall below the
-    // float spacing of its moments (spans near 2^53 ms), which would never advance.
+    // ...then the last two or three, walked. The cap ends a walk whose steps fall below the float spacing of
+    // its moments (spans near 2^53 ms), which would never advance.
     let at = this.#safetyPoll(covering + far * backoff.maxDelay, span);
     for (let walked = 0; at < span && walked < 64; walked++, at = this.#safetyPoll(at, span)) polls++;
     return polls;

@@ -131,8 +131,8 @@ describe("quorum wake-ups: a member's subscription breaks before a majority conf
     enableWakeUps(w1);
     const member0Listens = recordListens(w0);
     const member1Listens = recordListens(w1);
-    // Polls every 100 ms; a covered wait's safety poll comes `maxDelay` (or halfway to its last try) after a
-    // try: tens of seconds, past every bounded wait below. Only a polling wait acquires within them.
+    // Polls every 100 ms; a covered wait's safety poll comes `maxDelay` after a try (or `retry.delay` before
+    // its last try): tens of seconds, past every bounded wait below. Only a polling wait acquires within them.
     const waiter = new Lock({
       id,
       redis: quorum([w0, w1, w2]),

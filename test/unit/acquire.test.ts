@@ -167,9 +167,9 @@ describe("subscribing", () => {
     await vi.advanceTimersByTimeAsync(2_500);
     expect(store.subscriptions).toBe(1);
     // The first try, the next one (which covers the moments before the subscription was active: sent once
-    // it is, at 8, not at the next planned poll, 104), then one every maxDelay from that planned poll, or
-    // halfway to the last try's moment (2,996) if sooner.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 1_104, 2_050]);
+    // it is, at 8, not at the next planned poll, 104), then one every maxDelay from that planned poll (the
+    // last would go retry.delay before the last try's moment, 2,996: at 2,896).
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 1_104, 2_104]);
     store.freeAt = 0;
     store.announce("released");
     const result = await settle(outcome);
@@ -205,21 +205,22 @@ describe("subscribing", () => {
     expect(result).toMatchObject({ acquired: true });
     expect(store.subscriptions).toBe(1);
     // The first try, the covering poll once the subscription is active (not at 1,004, the next planned
-    // poll), then a safety poll halfway to the end: the first one after the release.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 5_500]);
+    // poll), then the one safety poll of a wait shorter than maxDelay: retry.delay before the last try's
+    // moment (9,996), the first one after the release.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 8_996]);
   });
 
-  it("a wait covered to its end polls halfway to it each time, the last within retry.delay of it", async () => {
+  it("a wait covered to its end polls every maxDelay, the last retry.delay before its last try's moment", async () => {
     const store = new ScriptedStore();
     const { outcome } = start(store, {
-      retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 },
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 1_000, maxDelay: 3_000 },
       timeout: 10_000,
     });
     expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
-    // Six tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996). The
+    // Five tries and a subscription, where 0.2 polls ten times; none past the last try's moment (9,996). The
     // covering poll goes once the subscription is active (8), and the safety polls after it fall where they
-    // would after one at the next planned poll (1,004).
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 5_500, 7_748, 8_872, 9_876]);
+    // would after one at the next planned poll (1,004): 3 s apart, then 1 s before the end, not closer in.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 8, 4_004, 7_004, 8_996]);
   });
 
   it("covered from its first try, a wait with few attempts never polls sooner than polling would: its last try still comes at the schedule's end", async () => {
@@ -228,8 +229,9 @@ describe("subscribing", () => {
     store.freeAt = 2_700; // deleted unannounced: only a poll finds it
     const { outcome } = start(store, { retry: { attempts: 3, delay: 1_000, backoff: "exponential" } });
     expect(await settle(outcome)).toMatchObject({ acquired: true, attempts: 3 });
-    // Polling tries at 0, 1 and 3 s; halving towards the end alone would spend the third at 2.5 s.
-    expect(store.takes.map(({ at }) => at)).toEqual([0, 1_506, 3_012]);
+    // Polling tries at 0, 1 and 3 s. The safety poll goes retry.delay before the schedule's end, and the
+    // third try at that end, not at 2 s, where a safety poll alone would spend it.
+    expect(store.takes.map(({ at }) => at)).toEqual([0, 2_012, 3_012]);
   });
 
   it("covered, with waits of 0: its schedule's end counts the round trips, as polling's does", async () => {
@@ -250,14 +252,35 @@ describe("subscribing", () => {
     expect(await settle(outcome)).toMatchObject({ acquired: true });
   });
 
-  it("subscribes only when that costs no more than polling, round trips counted: a 700 ms wait 60 ms away polls", async () => {
+  it("subscribes only when that costs no more than polling, round trips counted: a 600 ms wait 60 ms away polls", async () => {
     const store = new ScriptedStore();
     store.roundTrip = 60;
-    const { outcome } = start(store, { timeout: 700 }); // polling: tries at 0, 160, 320 and 480
+    // Polling: tries at 0, 160, 320 and 480. Subscribed: its first try and SUBSCRIBE, the covering poll and a
+    // safety poll, and the try after a release: 5. Were round trips left out, it would count six polls 100 ms
+    // apart, and subscribe.
+    const { outcome } = start(store, { timeout: 600 });
     expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
     expect(store.subscriptions).toBe(0);
     expect(store.takes.map(({ at }) => at)).toEqual([0, 160, 320, 480]);
   });
+
+  it.each([
+    [390, 1, [0, 394, 3_610]],
+    [410, 0, [0, 1_410, 2_820, 4_230]],
+  ])(
+    "a 5 s wait polling every second, %i ms away: %i subscriptions",
+    async (roundTrip, subscriptions, at) => {
+      const store = new ScriptedStore();
+      store.roundTrip = roundTrip;
+      const retry = { attempts: Number.POSITIVE_INFINITY, delay: 1_000 };
+      const { outcome } = start(store, { retry, timeout: 5_000 });
+      expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
+      // Subscribed: its SUBSCRIBE, the covering poll, one safety poll retry.delay before its last try's
+      // moment and the try after a release, 4, against the polls left (3 at 410 ms: polling then).
+      expect(store.subscriptions).toBe(subscriptions);
+      expect(store.takes.map((take) => take.at)).toEqual(at);
+    },
+  );
 
   it.each([
     [

@@ -13,8 +13,8 @@ import { uniqueId } from "../support/redis";
 
 // The polling baseline runs on a stack of its own, at the same time as the churned wait: on a loaded machine
 // both slow alike. It polls (`wakeOnRelease: false`): a fair waiter on @upstash/redis otherwise subscribes for
-// its grant, and its safety polls, halving towards the last try's moment down to retry.delay, number 9 to 13
-// by timer lateness and the subscription's activation (review helper-221); polling sends 7 tries and a leave.
+// its grant, and its cost then varies with timer lateness and the subscription's activation (review
+// helper-221); polling sends 7 tries and a leave.
 let stack: LocalStack;
 let baselineStack: LocalStack;
 beforeAll(async () => {

@@ -57,8 +57,8 @@ const io = (port: number) => {
   return client;
 };
 
-// Fixed, 100 ms apart; covered, a wait's safety polls go every maxDelay (20 s), as halfway to the end of its
-// 500 tries is later, and the holder's 30 s lease ends later still.
+// Fixed, 100 ms apart; covered, a wait's safety polls go every maxDelay (20 s): the end of its 500 tries
+// comes later, and the holder's 30 s lease ends later still.
 const RETRY = { attempts: 500, delay: 100, maxDelay: 20_000 } as const;
 
 /**

@@ -118,8 +118,8 @@ describe("@upstash/redis: an event stream that ends", () => {
       const holder = new Lock({ id, redis, lease: 60_000 });
       expect(await holder.acquire()).toBe(true);
       const stop = new AbortController();
-      // Covered, its safety polls go every maxDelay (20 s): halfway to the end of its 400 tries 100 ms apart
-      // is later, and so is the end of the holder's 60 s lease. Only a wake-up hands it the lock sooner.
+      // Covered, its safety polls go every maxDelay (20 s): the end of its 400 tries 100 ms apart comes
+      // later, and so does the end of the holder's 60 s lease. Only a wake-up hands it the lock sooner.
       const waiting = new Lock({ id, redis, retry: { attempts: 400, delay: 100, maxDelay: 20_000 } })
         .acquire({ signal: stop.signal })
         .catch(() => false);
