@@ -6,6 +6,13 @@ import { type Grant, pollUntil, type Step, type Waiter } from "../waiting";
 import type { FeedEvent, Listening, LockEvents, Meaning } from "./feed";
 
 /**
+ * The last safety poll goes at least this long (ms) before the wait's last try's moment, whatever
+ * `retry.delay`: a timer fires a little late on a busy event loop, and one due at that moment sends nothing
+ * (review helper-225: with `delay: 0`, a poll 1 ms before it was lost, and with it an unannounced release).
+ */
+const LAST_POLL_MARGIN_MS = 20;
+
+/**
  * A wait that its lock's announcements may cut short. It subscribes once that costs no more than polling
  * (at once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
  * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, and once `retry.delay`
@@ -91,15 +98,15 @@ export class SubscribedWaiter implements Waiter {
 
   /**
    * Once a try is covered, a release is announced: only safety polls are left, for a release nobody announces
-   * (0.2's). The next after one at `at`: `maxDelay` later, but no later than `retry.delay` (1 ms at least)
-   * before `end` (the last try's moment), nor sooner than `retry.delay` after `at`. So such a release is
+   * (0.2's). The next after one at `at`: `maxDelay` later, but no later than `retry.delay` (20 ms at least)
+   * before `end` (the last try's moment), nor sooner than that after `at`. So such a release is
    * found within `maxDelay` of it, or by the last poll, just before the wait ends; a wait shorter than
    * `maxDelay` sends that one. Sparse: polling's rate would bill more (a fair waiter subscribes whatever the
    * cost), and polls closing in on the end found little more for a poll each (review helper-221).
    */
   #safetyPoll(at: number, end: number): number {
     const { delay, maxDelay } = this.plan.backoff;
-    const margin = Math.max(delay, 1); // a late timer still sends it before `end`
+    const margin = Math.max(delay, LAST_POLL_MARGIN_MS); // a late timer still sends it before `end`
     return at + Math.min(maxDelay, Math.max(margin, end - margin - at));
   }
 
@@ -170,19 +177,23 @@ export class SubscribedWaiter implements Waiter {
     const left = this.plan.attempts - spent;
     if (!this.#events || !(this.#mayAsk || now >= this.#askAfter) || left < cost + 1) return false;
     if (this.#fair || span === Number.POSITIVE_INFINITY) return true;
-    return (
-      span > 0 && this.#polls(tries, span, left) >= Math.min(cost, 1) + 2 + this.#safetyPolls(tries, span)
-    );
+    const subscribed = Math.min(cost, 1) + 2 + this.#safetyPolls(tries, span);
+    return span > 0 && this.#polls(tries, span, left) >= subscribed;
   }
 
-  /** How many polls plain polling sends within `span` ms from now, at most `left`; summed once waits settle. */
+  /**
+   * How many polls plain polling sends within `span` ms from now (a reply), at most `left`: the first a wait
+   * after it, each next a round trip and a wait after the last; summed once waits settle.
+   */
   #polls(tries: number, span: number, left: number): number {
     const { backoff } = this.plan;
     let polls = 0;
-    for (let elapsed = 0; elapsed < span && polls < left; polls++) {
-      const apart = Math.max(1, backoffDelay(tries + polls, backoff, 0) + this.#roundTrip());
+    for (let elapsed = 0; polls < left; polls++) {
+      const wait = backoffDelay(tries + polls, backoff, 0);
+      if (elapsed + wait >= span) return polls;
+      const apart = Math.max(1, wait + this.#roundTrip());
       if (backoffSettled(tries + polls, backoff))
-        return Math.min(left, polls + Math.ceil((span - elapsed) / apart));
+        return Math.min(left, polls + Math.ceil((span - elapsed - wait) / apart));
       elapsed += apart;
     }
     return polls;

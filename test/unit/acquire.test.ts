@@ -265,8 +265,8 @@ describe("subscribing", () => {
   });
 
   it.each([
-    [390, 1, [0, 394, 3_610]],
-    [410, 0, [0, 1_410, 2_820, 4_230]],
+    [190, 1, [0, 194, 3_810]],
+    [210, 0, [0, 1_210, 2_420, 3_630]],
   ])(
     "a 5 s wait polling every second, %i ms away: %i subscriptions",
     async (roundTrip, subscriptions, at) => {
@@ -276,7 +276,7 @@ describe("subscribing", () => {
       const { outcome } = start(store, { retry, timeout: 5_000 });
       expect(await settle(outcome)).toMatchObject({ acquired: false, reason: "timeout" });
       // Subscribed: its SUBSCRIBE, the covering poll, one safety poll retry.delay before its last try's
-      // moment and the try after a release, 4, against the polls left (3 at 410 ms: polling then).
+      // moment and the try after a release, 4, against the polls left: 4 at 190 ms, 3 at 210 ms (polling).
       expect(store.subscriptions).toBe(subscriptions);
       expect(store.takes.map((take) => take.at)).toEqual(at);
     },

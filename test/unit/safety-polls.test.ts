@@ -1,0 +1,135 @@
+// Review helper-225: a covered wait's safety polls (every retry.maxDelay, the last retry.delay, 20 ms at least, before
+// its last try's moment) against plain polling over the same wait, on a scripted store.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { acquire } from "../../src/acquire";
+import { type AcquirePlan, resolveAcquirePlan, resolveLockSettings } from "../../src/options";
+import type { LockStore, Take } from "../../src/store";
+import type { LockAcquireConfig } from "../../src/types";
+import type { Waiter } from "../../src/waiting";
+import type { FeedEvent, LockEvents } from "../../src/wake/feed";
+import { SubscribedWaiter } from "../../src/wake/subscribed";
+
+// Timers that fire `late` ms after their moment, as a loaded event loop's do.
+let late = 0;
+vi.mock("../../src/clock", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/clock")>();
+  const lagging: typeof actual.backgroundTimer = (ms, callback, keepAlive) =>
+    actual.backgroundTimer(ms + late, callback, keepAlive);
+  return { ...actual, backgroundTimer: vi.fn(lagging) };
+});
+
+afterEach(() => {
+  late = 0;
+  vi.useRealTimers();
+});
+
+const now = () => performance.now();
+const after = <T>(value: T, ms: number): Promise<T> =>
+  new Promise((resolve) => setTimeout(() => resolve(value), ms));
+
+/** A lock held until `freeAt` ms (its release unannounced, as a 0.2 holder's), counting every command. */
+class Store implements LockStore {
+  takes = 0;
+  subscriptions = 0;
+  readonly #made = now();
+  constructor(
+    readonly subscribe: boolean,
+    readonly roundTrip: number,
+    readonly freeAt = Number.POSITIVE_INFINITY,
+  ) {}
+  readonly #events: LockEvents = {
+    waiter: (plan) => new SubscribedWaiter(this.#events, plan),
+    active: () => false,
+    cost: () => 1,
+    listen: (onEvent: (event: FeedEvent) => void) => {
+      void onEvent;
+      this.subscriptions += 1;
+      return after(undefined, this.roundTrip).then(() => ({ stop: () => {}, since: now() }));
+    },
+  };
+  waiter(_token: string, plan: AcquirePlan): Waiter | undefined {
+    return this.subscribe ? this.#events.waiter(plan) : undefined;
+  }
+  take(): Promise<Take> {
+    this.takes += 1;
+    const free = now() - this.#made >= this.freeAt;
+    const take: Take = free
+      ? { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try", kept: false }
+      : { kind: "held", pttl: -1 };
+    return after(take, this.roundTrip);
+  }
+  undo = async () => {};
+  release = async () => true;
+  extend = async () => ({ held: true, pttl: 1 });
+  renew = async () => ({ held: true, pttl: 1 });
+  status = async () => ({ held: true, pttl: 1 });
+}
+
+function start(store: Store, config: LockAcquireConfig) {
+  const settings = resolveLockSettings({ id: "id", redis: { eval: async () => 0 } });
+  const plan = resolveAcquirePlan(config, settings);
+  return acquire({ lockId: "id", store, plan, token: "token", background: () => {} });
+}
+
+async function settle<T>(promise: Promise<T>): Promise<T> {
+  let done = false;
+  const result = promise.finally(() => {
+    done = true;
+  });
+  for (let step = 0; step < 10_000 && !done; step++) await vi.advanceTimersByTimeAsync(10);
+  return result;
+}
+
+describe("a covered wait against plain polling", () => {
+  it("a release nobody announces, 0.5 s into a 3 s wait polling every round trip, is found though timers fire 1 ms late", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    late = 1;
+    const config = {
+      retry: { attempts: Number.POSITIVE_INFINITY, delay: 0, maxDelay: 20_000 },
+      timeout: 3_000,
+    };
+    const polling = new Store(false, 4, 500);
+    expect(await settle(start(polling, config))).toMatchObject({ acquired: true });
+    const covered = new Store(true, 4, 500);
+    const outcome = await settle(start(covered, config));
+    expect(covered.subscriptions).toBe(1);
+    expect(outcome).toMatchObject({ acquired: true });
+  });
+
+  it("subscribing only when that costs no more than polling: a 500 ms wait 60 ms away, retry.delay 50", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const config = { retry: { attempts: Number.POSITIVE_INFINITY, delay: 50, maxDelay: 500 }, timeout: 500 };
+    const polling = new Store(false, 60);
+    expect(await settle(start(polling, config))).toMatchObject({ acquired: false, reason: "timeout" });
+    const covered = new Store(true, 60);
+    expect(await settle(start(covered, config))).toMatchObject({ acquired: false, reason: "timeout" });
+    expect(covered.takes + covered.subscriptions).toBeLessThanOrEqual(polling.takes);
+  });
+
+  it("over a grid of schedules and round trips, a wait that subscribes bills no more than polling", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const dearer: string[] = [];
+    for (const backoff of ["fixed", "exponential"] as const)
+      for (const delay of [0, 50, 100])
+        for (const maxDelay of [delay, 10 * delay])
+          for (const timeout of [500, 1_000, 2_500])
+            for (const roundTrip of [1, 30, 100, 200]) {
+              const retry = {
+                attempts: Number.POSITIVE_INFINITY,
+                delay,
+                maxDelay: Math.max(1, maxDelay),
+                backoff,
+              };
+              const polling = new Store(false, roundTrip);
+              await settle(start(polling, { retry, timeout }));
+              const covered = new Store(true, roundTrip);
+              await settle(start(covered, { retry, timeout }));
+              const cost = covered.takes + covered.subscriptions;
+              if (cost > polling.takes)
+                dearer.push(
+                  `${backoff} ${delay}/${retry.maxDelay}, ${timeout} ms, ${roundTrip} ms: ${cost} vs ${polling.takes}`,
+                );
+            }
+    expect(dearer).toEqual([]);
+  });
+});
