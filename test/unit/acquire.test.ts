@@ -11,6 +11,7 @@ import type { LockAcquireConfig } from "../../src/types";
 import type { Waiter } from "../../src/waiting";
 import type { FeedEvent, LockEvents } from "../../src/wake/feed";
 import { SubscribedWaiter } from "../../src/wake/subscribed";
+import { settle } from "./support/settle";
 
 // Counted, not replaced: a wait must not pay for the attempts it has not made. A loop that would never end
 // (counting polls without bound) fails the test instead of hanging the worker.
@@ -123,15 +124,6 @@ function start(store: ScriptedStore, config?: LockAcquireConfig, lease?: number)
     background: (work) => background.push(work),
   });
   return { outcome, background };
-}
-
-async function settle<T>(promise: Promise<T>): Promise<T> {
-  let done = false;
-  const result = promise.finally(() => {
-    done = true;
-  });
-  for (let step = 0; step < 10_000 && !done; step++) await vi.advanceTimersByTimeAsync(10);
-  return result;
 }
 
 describe("polling", () => {

@@ -8,6 +8,7 @@ import type { LockAcquireConfig } from "../../src/types";
 import type { Waiter } from "../../src/waiting";
 import type { FeedEvent, LockEvents } from "../../src/wake/feed";
 import { SubscribedWaiter } from "../../src/wake/subscribed";
+import { settle } from "./support/settle";
 
 // Timers that fire `late` ms after their moment, as a loaded event loop's do.
 let late = 0;
@@ -69,15 +70,6 @@ function start(store: Store, config: LockAcquireConfig) {
   const settings = resolveLockSettings({ id: "id", redis: { eval: async () => 0 } });
   const plan = resolveAcquirePlan(config, settings);
   return acquire({ lockId: "id", store, plan, token: "token", background: () => {} });
-}
-
-async function settle<T>(promise: Promise<T>): Promise<T> {
-  let done = false;
-  const result = promise.finally(() => {
-    done = true;
-  });
-  for (let step = 0; step < 10_000 && !done; step++) await vi.advanceTimersByTimeAsync(10);
-  return result;
 }
 
 describe("a covered wait against plain polling", () => {
