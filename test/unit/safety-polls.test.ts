@@ -28,22 +28,27 @@ const now = () => performance.now();
 const after = <T>(value: T, ms: number): Promise<T> =>
   new Promise((resolve) => setTimeout(() => resolve(value), ms));
 
-/** A lock held until `freeAt` ms (its release unannounced, as a 0.2 holder's), counting every command. */
+/** A lock held until `freeAt` ms, its release announced or not (0.2's), counting every command. */
 class Store implements LockStore {
   takes = 0;
   subscriptions = 0;
+  sends: number[] = [];
   readonly #made = now();
   constructor(
     readonly subscribe: boolean,
     readonly roundTrip: number,
     readonly freeAt = Number.POSITIVE_INFINITY,
+    readonly announce = false,
+    readonly shared = false, // a shared subscription already active: joining it is free
   ) {}
   readonly #events: LockEvents = {
     waiter: (plan) => new SubscribedWaiter(this.#events, plan),
-    active: () => false,
-    cost: () => 1,
+    active: () => this.shared,
+    cost: () => (this.shared ? 0 : 1),
     listen: (onEvent: (event: FeedEvent) => void) => {
-      void onEvent;
+      if (this.announce && Number.isFinite(this.freeAt))
+        setTimeout(() => onEvent("released"), Math.max(0, this.#made + this.freeAt - now()));
+      if (this.shared) return Promise.resolve({ stop: () => {}, since: now() });
       this.subscriptions += 1;
       return after(undefined, this.roundTrip).then(() => ({ stop: () => {}, since: now() }));
     },
@@ -53,6 +58,7 @@ class Store implements LockStore {
   }
   take(): Promise<Take> {
     this.takes += 1;
+    this.sends.push(now() - this.#made);
     const free = now() - this.#made >= this.freeAt;
     const take: Take = free
       ? { kind: "acquired", fencingToken: undefined, permit: 1, hold: "try", kept: false }
@@ -124,4 +130,54 @@ describe("a covered wait against plain polling", () => {
             }
     expect(dearer).toEqual([]);
   });
+
+  it("joining a shared subscription already active (free), a held wait bills no more than polling (review helper-226)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const dearer: string[] = [];
+    for (const { retry, roundTrip } of grid([Number.POSITIVE_INFINITY, 3, 8]))
+      for (const timeout of [100, 500, 2_500]) {
+        const polling = new Store(false, roundTrip);
+        await settle(start(polling, { retry, timeout }));
+        const covered = new Store(true, roundTrip, Number.POSITIVE_INFINITY, false, true);
+        await settle(start(covered, { retry, timeout }));
+        if (covered.takes > polling.takes)
+          dearer.push(
+            `${describeRetry(retry)}, ${timeout} ms, ${roundTrip} ms: ${covered.sends} vs ${polling.sends}`,
+          );
+      }
+    expect(dearer).toEqual([]);
+  });
+
+  it("bounded by attempts, a covered wait's last try goes no sooner than polling's, and it bills no more", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const wrong: string[] = [];
+    for (const { retry, roundTrip } of grid([3, 6, 12, 30])) {
+      const polling = new Store(false, roundTrip);
+      await settle(start(polling, { retry, timeout: 600_000 }));
+      const covered = new Store(true, roundTrip);
+      await settle(start(covered, { retry, timeout: 600_000 }));
+      const cost = covered.takes + covered.subscriptions;
+      if (cost > polling.takes || (covered.sends.at(-1) ?? 0) < (polling.sends.at(-1) ?? 0))
+        wrong.push(`${describeRetry(retry)}, ${roundTrip} ms: ${covered.sends} vs ${polling.sends}`);
+    }
+    expect(wrong).toEqual([]);
+  });
 });
+
+type Retry = { attempts: number; delay: number; maxDelay: number; backoff: "fixed" | "exponential" };
+
+const describeRetry = ({ backoff, delay, maxDelay, attempts }: Retry) =>
+  `${backoff} ${delay}/${maxDelay} ×${attempts}`;
+
+/** Fixed and exponential schedules, waits of 0 to 100 ms growing to 1× or 10×, by round trips of 1-100 ms. */
+function* grid(attemptsList: number[]) {
+  for (const backoff of ["fixed", "exponential"] as const)
+    for (const delay of [0, 50, 100])
+      for (const maxDelay of [delay, 10 * delay])
+        for (const attempts of attemptsList)
+          for (const roundTrip of [1, 30, 100])
+            yield {
+              retry: { attempts, delay, maxDelay: Math.max(1, maxDelay), backoff } as Retry,
+              roundTrip,
+            };
+}
