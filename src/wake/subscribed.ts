@@ -43,7 +43,6 @@ export class SubscribedWaiter implements Waiter {
   #due = 0; // when the wait in progress ends as planned: an uncovered try's next poll
   #early = 0; // the planned moment of a covering poll sent early (at activation), for the next `next`
   #tries = 1; // tries so far, as the last `next` was told: how far apart polling's polls have grown
-  #pollingTries = Number.POSITIVE_INFINITY; // the tries plain polling sends in all, as the first refusal saw it
 
   constructor(events: LockEvents | undefined, plan: AcquirePlan, fair = false) {
     this.#events = events;
@@ -70,12 +69,7 @@ export class SubscribedWaiter implements Waiter {
     this.#tries = step.tries;
     const early = this.#early; // this try was a covering poll sent before its planned moment
     this.#early = 0;
-    if (kind !== "error" && this.#windowEnd === undefined) {
-      this.#windowEnd = now + this.#schedule();
-      const span = Math.min(this.#windowEnd, step.lastTryAt) - now;
-      if (span < Number.POSITIVE_INFINITY)
-        this.#pollingTries = step.tries + this.#polls(step.tries, span, this.plan.attempts - step.spent);
-    }
+    if (kind !== "error" && this.#windowEnd === undefined) this.#windowEnd = now + this.#schedule();
     const windowEnd = this.#windowEnd ?? Number.POSITIVE_INFINITY;
     if (kind === "held" && this.#covered() && now >= windowEnd) return undefined;
     const cost = this.#events?.cost() ?? 0;
@@ -92,11 +86,8 @@ export class SubscribedWaiter implements Waiter {
     // before the activation was not heard.
     let at = planned;
     const from = this.#fair ? this.#sentAt : Math.max(this.#sentAt, early);
-    // Once it sent as many as polling would in all, and polling would send no more, neither does it (review
-    // helper-226: joining an active subscription, free, a held wait billed a poll more than polling).
-    const done = floor === 0 && step.tries >= this.#pollingTries;
     if (kind !== "error" && this.#covered())
-      at = Math.min(done ? end : Math.max(this.#safetyPoll(from, end), floor), cap, windowEnd);
+      at = Math.min(Math.max(this.#safetyPoll(from, end), floor), cap, windowEnd);
     else if (kind === "held" && this.#listening !== undefined) {
       this.#early = planned;
       at = now;

@@ -131,7 +131,11 @@ describe("a covered wait against plain polling", () => {
     expect(dearer).toEqual([]);
   });
 
-  it("joining a shared subscription already active (free), a held wait bills no more than polling (review helper-226)", async () => {
+  // Joining is free, so no cost rule keeps such a wait from its last safety poll, `retry.delay` before the
+  // end, where polling (its polls in another phase) sends none: one try more in 32 of these 324 cases
+  // (review helper-226). Stopping once it sent polling's count, estimated at the first refusal, missed
+  // unannounced releases polling finds when that refusal was slow (review helper-227, below): not done.
+  it("joining a shared subscription already active (free), a held wait bills at most one try more than polling", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
     const dearer: string[] = [];
     for (const { retry, roundTrip } of grid([Number.POSITIVE_INFINITY, 3, 8]))
@@ -140,7 +144,7 @@ describe("a covered wait against plain polling", () => {
         await settle(start(polling, { retry, timeout }));
         const covered = new Store(true, roundTrip, Number.POSITIVE_INFINITY, false, true);
         await settle(start(covered, { retry, timeout }));
-        if (covered.takes > polling.takes)
+        if (covered.takes > polling.takes + 1)
           dearer.push(
             `${describeRetry(retry)}, ${timeout} ms, ${roundTrip} ms: ${covered.sends} vs ${polling.sends}`,
           );
@@ -181,3 +185,37 @@ function* grid(attemptsList: number[]) {
               roundTrip,
             };
 }
+
+/** The Store, its first refusal slow (a cold connection, a busy server) and every later round trip quick. */
+class ColdStore extends Store {
+  constructor(
+    subscribe: boolean,
+    readonly first: number,
+    roundTrip: number,
+    freeAt: number,
+    shared: boolean,
+  ) {
+    super(subscribe, roundTrip, freeAt, false, shared);
+  }
+  override take(): Promise<Take> {
+    const reply = super.take();
+    return this.takes === 1 ? reply.then((take) => after(take, this.first - this.roundTrip)) : reply;
+  }
+}
+
+describe("review helper-227: the first refusal slow, every later round trip quick", () => {
+  it("a release nobody announces, 100 ms before a 700 ms wait ends, is found as polling finds it", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const retry = {
+      attempts: Number.POSITIVE_INFINITY,
+      delay: 20,
+      maxDelay: 200,
+      backoff: "exponential" as const,
+    };
+    const config = { retry, timeout: 700 };
+    const polling = new ColdStore(false, 100, 1, 602, false);
+    expect(await settle(start(polling, config))).toMatchObject({ acquired: true });
+    const covered = new ColdStore(true, 100, 1, 602, true);
+    expect(await settle(start(covered, config))).toMatchObject({ acquired: true });
+  });
+});
