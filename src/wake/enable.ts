@@ -9,11 +9,11 @@ import { upstashFeedOf } from "./upstash";
 
 /**
  * Lets releases wake waits on this client's locks: a wait spanning several polls subscribes, then polls only
- * as a safety net (every `retry.maxDelay`, and once `retry.delay` before its last try), and retries within a round
- * trip of a release. Call once per client, before or
- * after making locks; a quorum enables each member. `@upstash/redis`: one SSE stream (one billed SUBSCRIBE)
- * per waiting lock; ioredis and node-redis: one extra connection (a subscriber-mode duplicate), open while
- * waits need it. `FairLock` and fair semaphores wake their own waiters on `@upstash/redis` without it.
+ * as a safety net (every `retry.maxDelay`, and once `retry.delay`, 20 ms at least, before its last try), and
+ * retries within a round trip of a release. Call once per client, before or after making locks; a quorum
+ * enables each member. `@upstash/redis`: one SSE stream (one billed SUBSCRIBE) per waiting lock; ioredis
+ * and node-redis: one extra connection (a subscriber-mode duplicate), open while waits need it. `FairLock`
+ * and fair semaphores wake their own waiters on `@upstash/redis` without it.
  * @example
  * const redis = Redis.fromEnv();
  * enableWakeUps(redis);

@@ -16,9 +16,9 @@ const LAST_POLL_MARGIN_MS = 20;
  * A wait that its lock's announcements may cut short. It subscribes once that costs no more than polling
  * (at once when a shared subscription is active: free; a fair waiter at its first refusal), then polls only
  * as a safety net (a 0.2 holder's release is not announced): every `retry.maxDelay`, and once `retry.delay`
- * before its last try's moment, never sooner than polling would. Without `events` (no wake-ups on the client) it only
- * polls. An unfair waiter retries at the first release it hears; once it heard the lock change hands, within
- * the retry window (the releaser may retake it, others heard it too).
+ * (20 ms at least) before its last try's moment, never sooner than polling would. Without `events` (no
+ * wake-ups on the client) it only polls. An unfair waiter retries at the first release it hears; once it
+ * heard the lock change hands, within the retry window (the releaser may retake it, others heard it too).
  */
 export class SubscribedWaiter implements Waiter {
   readonly #events: LockEvents | undefined;
