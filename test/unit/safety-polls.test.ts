@@ -219,3 +219,101 @@ describe("review helper-227: the first refusal slow, every later round trip quic
     expect(await settle(start(covered, config))).toMatchObject({ acquired: true });
   });
 });
+
+// Review helper-229, of a change not kept (no last safety poll before an attempts-bounded wait's last try,
+// and one fewer in the count deciding whether to subscribe). A wait whose SUBSCRIBE is answered after its
+// next planned poll sends that poll uncovered, then the covering poll: one try more than `#pays` counts.
+// Such waits then subscribed at exactly polling's count, and their attempts ran out before their last try.
+describe("review helper-229: attempts spent on the poll sent while the SUBSCRIBE is in flight", () => {
+  it.each([
+    {
+      retry: { attempts: 4, delay: 10, maxDelay: 200, backoff: "fixed" as const },
+      roundTrip: 30,
+      freeAt: 100,
+    },
+    {
+      retry: { attempts: 4, delay: 50, maxDelay: 500, backoff: "fixed" as const },
+      roundTrip: 100,
+      freeAt: 400,
+    },
+    {
+      retry: { attempts: 6, delay: 50, maxDelay: 1_000, backoff: "exponential" as const },
+      roundTrip: 300,
+      freeAt: 2_900,
+    },
+  ])(
+    "$retry.backoff $retry.delay/$retry.maxDelay ×$retry.attempts, $roundTrip ms away: a release nobody announces at $freeAt ms, found by polling's last try, is found",
+    async ({ retry, roundTrip, freeAt }) => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+      const polling = new Store(false, roundTrip, freeAt);
+      expect(await settle(start(polling, { retry }))).toMatchObject({ acquired: true });
+      const covered = new Store(true, roundTrip, freeAt);
+      expect(await settle(start(covered, { retry }))).toMatchObject({ acquired: true });
+    },
+  );
+
+  it("bounded by attempts 4 and 5 too, a covered wait's last try goes no sooner than polling's", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    const wrong: string[] = [];
+    for (const { retry, roundTrip } of grid([4, 5])) {
+      const polling = new Store(false, roundTrip);
+      await settle(start(polling, { retry }));
+      const covered = new Store(true, roundTrip);
+      await settle(start(covered, { retry }));
+      if ((covered.sends.at(-1) ?? 0) < (polling.sends.at(-1) ?? 0))
+        wrong.push(`${describeRetry(retry)}, ${roundTrip} ms: ${covered.sends} vs ${polling.sends}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
+// Review helper-229: dropping the last safety poll before the schedule's last try left that try only
+// lastTryAt - windowEnd (20 ms at least) of slack for a late timer, where the poll had retry.delay more.
+describe("review helper-229: timers 25 ms late, the timeout 20 ms after the schedule's end", () => {
+  it("fixed 100/2,000 ×4, 1 ms away, joined: a release nobody announces at 100 ms is found, as polling finds it", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    late = 25;
+    // The schedule's last try falls at 1 + 3 × 101 = 304 ms; the last try's moment is 325 - 1 = 324 ms.
+    const config = { retry: { attempts: 4, delay: 100, maxDelay: 2_000 }, timeout: 325 };
+    const polling = new Store(false, 1, 100);
+    expect(await settle(start(polling, config))).toMatchObject({ acquired: true });
+    const covered = new Store(true, 1, 100, false, true);
+    expect(await settle(start(covered, config))).toMatchObject({ acquired: true });
+  });
+});
+
+// Review helper-229: `windowEnd` is polling's end as on-time timers would make it; timers 2 ms late push
+// polling's last try 3 × 2 ms later, past the covered wait's. The change not kept made this wait subscribe
+// (at polling's count); it polls, as polling does.
+describe("review helper-229: timers 2 ms late, bounded by attempts", () => {
+  it("fixed 50/500 ×4, 1 ms away: a release nobody announces at 157 ms is found, as polling finds it at 159", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    late = 2;
+    const retry = { attempts: 4, delay: 50, maxDelay: 500, backoff: "fixed" as const };
+    const polling = new Store(false, 1, 157);
+    expect(await settle(start(polling, { retry }))).toMatchObject({ acquired: true });
+    const covered = new Store(true, 1, 157);
+    expect(await settle(start(covered, { retry }))).toMatchObject({ acquired: true });
+  });
+});
+
+// Review helper-229: with no last-poll margin, the last step before the schedule's end had no floor either: a
+// safety poll maxDelay after the one before fell a few ms before the last try, where it finds nothing that try
+// does not, while the stretch before it went unpolled for maxDelay.
+describe("review helper-229: no safety poll just before the schedule's last try", () => {
+  it.each([
+    { retry: { attempts: 5, delay: 1_000, maxDelay: 2_000 }, shared: true, from: 1 },
+    { retry: { attempts: 6, delay: 100, maxDelay: 200 }, shared: false, from: 2 },
+  ])(
+    "fixed $retry.delay/$retry.maxDelay ×$retry.attempts, 1 ms away (joined: $shared): its tries go retry.delay apart at least",
+    async ({ retry, shared, from }) => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+      const covered = new Store(true, 1, Number.POSITIVE_INFINITY, false, shared);
+      await settle(start(covered, { retry }));
+      const gaps = covered.sends
+        .slice(from + 1)
+        .map((at, i) => Math.round(at - (covered.sends[from + i] ?? 0)));
+      expect(gaps.filter((gap) => gap < retry.delay)).toEqual([]);
+    },
+  );
+});
