@@ -549,8 +549,14 @@ describe("a fair Semaphore with two waiters of one uuid in line", () => {
     expect(a2.signal.aborted).toBe(false);
     const stranger = await line(id, direct).acquire({ retry: { attempts: 1 } });
     expect(stranger).toBeDefined();
-    expect(await a1.release()).toBe(false); // the hold is a2's now
-    expect(await a2.release()).toBe(true);
+    // The lease made last here holds; the other hands it the hold, and its release sends nothing. Usually a2,
+    // whose try after t2's release confirmed the uuid's permit. But a2's poll covering its subscription's
+    // start, sent once that was active, may confirm the permit granted to s1 before s1 reads its grant on the
+    // other connection: a1 is then made last (a loaded machine, this stop's load test, 1 run of 3).
+    const newest = shared.permit(uuid);
+    expect([a1, a2]).toContain(newest);
+    expect(await (newest === a1 ? a2 : a1).release()).toBe(false);
+    expect(await newest.release()).toBe(true);
     await stranger?.release();
     expect(await direct.keys(`*${id}*permit*`)).toEqual([]);
   });
