@@ -181,8 +181,9 @@ export class LockRedisError extends LockError {
   declare readonly refused: boolean;
   /**
    * What happened, in a few words: "Redis did not answer ...", "Redis refused ...", "Redis could not be
-   * reached: ...", "Redis answered in a form the lock cannot read ..."; with a quorum, "2 of 3 instances
-   * failed: #0: ...; #1: ...".
+   * reached: ...", "Redis answered with an error: ...", "Redis answered in a form the lock cannot read ...";
+   * with a quorum, "2 of 3 instances failed: #0: ...; #1: ...". Tell them apart by `refused` and
+   * `instances`, not by the text.
    */
   declare readonly reason: string;
   /** With a quorum of instances: which instances failed, and why. */

@@ -286,7 +286,7 @@ export class Lease implements AsyncDisposable {
    * @returns true when the key holds this token (and was extended); false when it does not, or, with no
    * request, when this lease ended here (released, lost, or its token acquired again here).
    * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
-   * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
+   * @throws {LockRedisError} when Redis could not be reached, refused, or gave no answer within the lease.
    */
   async extend(amt: number): Promise<boolean> {
     check("amt", amt, "ms0", true);
@@ -320,7 +320,7 @@ export class Lease implements AsyncDisposable {
    * token frees it from then on) and starts the lease.
    * @returns "ACQUIRED" when Redis says this token holds the key right now, in the hold this lease took (a
    * seeded token: any hold of it), otherwise "FREE".
-   * @throws {LockRedisError} when Redis could not be reached, or gave no answer within the lease.
+   * @throws {LockRedisError} when Redis could not be reached, refused, or gave no answer within the lease.
    */
   async getStatus(): Promise<LockStatus> {
     const { store, token, lease, permit } = this.#c;

@@ -193,7 +193,7 @@ export class Lock implements AsyncDisposable {
   /**
    * Deletes the key only while it holds the current token (or the seeded `uuid`); stops auto-extend.
    * @returns true if it deleted the lock; false if not held by this token (never, released, expired, taken).
-   * @throws {LockRedisError} when Redis could not be reached or refused.
+   * @throws {LockRedisError} when Redis could not be reached, refused, or did not answer (as `Lease.release`).
    */
   async release(): Promise<boolean> {
     const lease = this.#current();
@@ -206,7 +206,7 @@ export class Lock implements AsyncDisposable {
    * (as in 0.2). With a seeded `uuid`, `true` starts holding: `signal`, `remainingMs`, auto-extend work.
    * @returns true when the key holds this token (and was extended); false when it does not.
    * @throws {TypeError | RangeError} when `amt` is not a non-negative integer, before any request.
-   * @throws {LockRedisError} when Redis could not be reached or refused.
+   * @throws {LockRedisError} when Redis could not be reached, refused, or gave no answer within the lease.
    */
   async extend(amt: number): Promise<boolean> {
     check("amt", amt, "ms0", true);
@@ -219,7 +219,7 @@ export class Lock implements AsyncDisposable {
    * Asks Redis whether the current token holds the key, in the current lease's hold (a seeded `uuid`: any
    * hold of it); with a seeded `uuid`, "ACQUIRED" starts holding.
    * @returns "ACQUIRED" when it does, otherwise "FREE" (without a request when there is no token).
-   * @throws {LockRedisError} when Redis could not be reached or refused.
+   * @throws {LockRedisError} when Redis could not be reached, refused, or gave no answer within the lease.
    */
   async getStatus(): Promise<LockStatus> {
     const status = (await this.#current()?.getStatus()) ?? "FREE";

@@ -11,11 +11,13 @@ export type LockStatus = "ACQUIRED" | "FREE";
  */
 export type RetryConfig = {
   /**
-   * How many times to try, counting the first; also the most commands a wait costs. No wait follows the last
-   * failed try. Up to 1 means one try (0.2 made none for `0`); a fraction rounds up, as in 0.2. `Infinity`
-   * tries until acquired, the `timeout` runs out or the `signal` aborts, as do tries with a `timeout` and no
-   * `attempts` set anywhere. A wait subscribing to release announcements counts it as one (whether Upstash
-   * bills a stream's close too is not documented: docs/api.md). @default 3
+   * How many times to try, counting the first; also the most commands a wait costs while Redis answers in
+   * time (undoing a try given up on, a NOSCRIPT answer, a fair waiter leaving its line cost more: see
+   * docs/upstash.md). No wait follows the last failed try. Up to 1 means one try (0.2 made none for `0`); a
+   * fraction rounds up, as in 0.2. `Infinity` tries until acquired, the `timeout` runs out or the `signal`
+   * aborts, as do tries with a `timeout` and no `attempts` set anywhere. A wait subscribing to release
+   * announcements counts it as one, two over TCP when it first unsubscribes the oldest of 32 idle channels
+   * (whether Upstash bills a stream's close too is not documented: docs/api.md). @default 3
    */
   attempts: number;
   /** Milliseconds to wait after the first failed try; `0` retries at once, as in 0.2. @default 100 */
@@ -26,7 +28,8 @@ export type RetryConfig = {
    */
   backoff?: "fixed" | "exponential";
   /**
-   * Longest wait between tries (ms), ≥ `delay`; also how often a subscribed wait polls. @default 10 × delay
+   * Longest wait between tries (ms), ≥ `delay`; also how often a subscribed wait polls. @default 10 × delay,
+   * at least 1
    */
   maxDelay?: number;
   /**
@@ -77,7 +80,8 @@ export type HoldOptions = {
   /**
    * Subscribe long waits to the lock's release announcements, to retry as one arrives and poll only every
    * `retry.maxDelay`; only when cheaper than polling (never with the default 3 attempts), counting the
-   * subscription (a billed SUBSCRIBE on Upstash) as one of the `attempts`. Fair waiters always do. Needs
+   * subscription (a billed SUBSCRIBE on Upstash) as one of the `attempts`. Fair waiters do whatever the cost,
+   * with two attempts left. Needs
    * `enableWakeUps(redis)` once per client, else waits poll; fair locks on `@upstash/redis` wake their own.
    * @default true
    */
