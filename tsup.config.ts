@@ -7,7 +7,7 @@ export default defineConfig([
     entry: { index: "src/index.ts" },
     format: ["esm", "cjs"],
     target: "es2022",
-    dts: { banner: '/// <reference lib="esnext.disposable" />' },
+    dts: { banner: '/// <reference lib="esnext.disposable" />', compilerOptions: { stripInternal: true } },
     clean: true,
     treeshake: true,
   },
