@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the suite as CI does, several times in a row, with CPU-bound processes beside it: the check that
-# the suite holds on a busy machine (docs/developing.md, "Tests"). It clones the last commit (not the work
+# the suite holds on a busy machine (docs/developing.md, "The tests"). It clones the last commit (not the work
 # tree) into a temporary directory and runs `.ci/run` there, so it measures what would land.
 #
 #   bash scripts/test-under-load.sh [runs=3] [busy=4]
 #
 # Prints one line per run (exit code, seconds) and where the logs are; exits non-zero if any run failed.
-# A run takes about 22-24 minutes on 2 cores with 4 busy processes (12 alone).
+# A run took 20-24 minutes on 2 cores with 4 busy processes, about 16 alone.
 set -uo pipefail
 
 runs=${1:-3}
